@@ -1,0 +1,9 @@
+export { type CodeRecord, defineCodes } from "./define-codes.js";
+export { isSandboxError, SANDBOX_CODES, type SandboxCode, SandboxError } from "./sandbox-codes.js";
+export {
+  type ErrorDetails,
+  isSuaveplanError,
+  SuaveplanError,
+  type SuaveplanErrorJSON,
+  type SuaveplanErrorOptions,
+} from "./suaveplan-error.js";

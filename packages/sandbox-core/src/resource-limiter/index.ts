@@ -1,0 +1,1 @@
+export { byteLength, LogCollector, truncateOutput, truncationSentinel } from "./output-budget.js";

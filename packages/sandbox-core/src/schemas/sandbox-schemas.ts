@@ -1,0 +1,172 @@
+import { z } from "zod";
+import { SANDBOX_CODES, type SandboxCode, SandboxError } from "../error-codes/sandbox-codes.js";
+import type { LogEntry, SandboxConfig, SandboxModule, SandboxOptions } from "../types/sandbox-types.js";
+
+const MAX_TIMEOUT_MS = 2_147_483_647; // setTimeout's ceiling
+const milliseconds = z.number().int().positive().max(MAX_TIMEOUT_MS);
+const bytes = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** Defaults applied by {@link parseSandboxConfig}. */
+export const SANDBOX_DEFAULTS: Readonly<Omit<SandboxConfig, "pool" | "maxExecutionsPerWindow">> =
+  Object.freeze({
+    engine: "vm",
+    timeout: 5_000,
+    memoryLimit: 128 * 1024 * 1024,
+    maxOutputSize: 1024 * 1024,
+    maxCodeLength: 100_000,
+    allowedModules: ["Math", "JSON", "Date"],
+    rateLimitWindow: 60_000,
+    enableAudit: true,
+  });
+
+/** Schema of `config.pool` as users write it. */
+export const SandboxPoolConfigSchema = z
+  .strictObject({
+    minSize: z.number().int().nonnegative().default(0),
+    maxSize: z.number().int().positive().default(4),
+    maxExecutionsPerEngine: z.number().int().positive().default(100),
+    idleTimeoutMs: milliseconds.default(30_000),
+    maxQueue: z.number().int().nonnegative().default(0),
+    acquireTimeoutMs: milliseconds.default(5_000),
+  })
+  .refine((pool) => pool.minSize <= pool.maxSize, {
+    message: "minSize must not exceed maxSize",
+    path: ["minSize"],
+  });
+
+/** Schema of `createSandbox(config)`: every field optional, unknown fields rejected. */
+export const SandboxConfigPartialSchema = z.strictObject({
+  engine: z.enum(["vm", "worker", "spawn", "isolate"]).optional(),
+  timeout: milliseconds.optional(),
+  memoryLimit: bytes.optional(),
+  maxOutputSize: bytes.optional(),
+  maxCodeLength: z.number().int().positive().optional(),
+  allowedModules: z.array(z.enum(["Math", "JSON", "Date"])).optional(),
+  maxExecutionsPerWindow: z.number().int().positive().optional(),
+  rateLimitWindow: milliseconds.optional(),
+  enableAudit: z.boolean().optional(),
+  pool: SandboxPoolConfigSchema.optional(),
+});
+
+/** What users may pass to `createSandbox`. */
+export type SandboxConfigInput = z.input<typeof SandboxConfigPartialSchema>;
+
+/** Schema of per-execution options. */
+export const SandboxOptionsSchema = z.strictObject({
+  timeout: milliseconds.optional(),
+  memoryLimit: bytes.optional(),
+  maxOutputSize: bytes.optional(),
+  onLog: z
+    .custom<(entry: LogEntry) => void>((value) => typeof value === "function", "must be a function")
+    .optional(),
+});
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** Schema of a registered module. */
+export const SandboxModuleSchema = z
+  .strictObject({
+    name: z.string().min(1).max(128).regex(IDENTIFIER, "must be a JavaScript identifier"),
+    exports: z.unknown().optional(),
+    source: z.string().optional(),
+  })
+  .refine((mod) => mod.exports !== undefined || mod.source !== undefined, {
+    message: "needs `exports` (plain data) or `source` (guest JavaScript)",
+    path: ["exports"],
+  });
+
+/**
+ * Turn a Zod failure into one readable sentence that names every offending
+ * field, e.g. `timeout: Too small: expected number to be >0 (got -1)`.
+ */
+export function describeZodError(error: z.ZodError, root: string, input: unknown): string {
+  return error.issues
+    .map((issue) => {
+      const field = [root, ...issue.path.map(String)].join(".");
+      const got = valueAt(input, issue.path);
+      const shown = got === undefined ? "" : ` (got ${preview(got)})`;
+      return `${field}: ${issue.message}${shown}`;
+    })
+    .join("; ");
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let current = input;
+  for (const key of path) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+function preview(value: unknown): string {
+  if (typeof value === "function") return "a function";
+  try {
+    const text = JSON.stringify(value);
+    if (text === undefined) return String(value);
+    return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  } catch {
+    return typeof value;
+  }
+}
+
+function parseWith<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  code: SandboxCode,
+  root: string,
+  what: string,
+): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  throw new SandboxError(code, `Invalid ${what}: ${describeZodError(parsed.error, root, input)}`, {
+    details: { issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+  });
+}
+
+/** Validate `createSandbox` input and apply defaults; throws `SANDBOX_INVALID_CONFIG`. */
+export function parseSandboxConfig(input: unknown = {}): SandboxConfig {
+  const partial = parseWith(
+    SandboxConfigPartialSchema,
+    input,
+    SANDBOX_CODES.INVALID_CONFIG,
+    "config",
+    "sandbox config",
+  );
+  return {
+    engine: partial.engine ?? SANDBOX_DEFAULTS.engine,
+    timeout: partial.timeout ?? SANDBOX_DEFAULTS.timeout,
+    memoryLimit: partial.memoryLimit ?? SANDBOX_DEFAULTS.memoryLimit,
+    maxOutputSize: partial.maxOutputSize ?? SANDBOX_DEFAULTS.maxOutputSize,
+    maxCodeLength: partial.maxCodeLength ?? SANDBOX_DEFAULTS.maxCodeLength,
+    allowedModules: partial.allowedModules ?? [...SANDBOX_DEFAULTS.allowedModules],
+    maxExecutionsPerWindow: partial.maxExecutionsPerWindow,
+    rateLimitWindow: partial.rateLimitWindow ?? SANDBOX_DEFAULTS.rateLimitWindow,
+    enableAudit: partial.enableAudit ?? SANDBOX_DEFAULTS.enableAudit,
+    pool: partial.pool,
+  };
+}
+
+/** Validate per-execution options; throws `SANDBOX_INVALID_OPTIONS`. */
+export function parseSandboxOptions(input: unknown = {}): SandboxOptions {
+  return withoutUndefined(
+    parseWith(
+      SandboxOptionsSchema,
+      input ?? {},
+      SANDBOX_CODES.INVALID_OPTIONS,
+      "options",
+      "execution options",
+    ),
+  ) as SandboxOptions;
+}
+
+/** Validate a module before registration; throws `SANDBOX_INVALID_MODULE`. */
+export function parseSandboxModule(input: unknown): SandboxModule {
+  return withoutUndefined(
+    parseWith(SandboxModuleSchema, input, SANDBOX_CODES.INVALID_MODULE, "module", "module"),
+  ) as SandboxModule;
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,15 @@
+export {
+  type Clock,
+  ENGINE_NAMES,
+  type EngineCapabilities,
+  type EngineLimits,
+  type EngineName,
+  type LogEntry,
+  type LogLevel,
+  type SandboxConfig,
+  type SandboxEngine,
+  type SandboxModule,
+  type SandboxOptions,
+  type SandboxPoolConfig,
+  type SandboxResult,
+} from "./sandbox-types.js";

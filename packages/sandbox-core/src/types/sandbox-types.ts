@@ -1,0 +1,147 @@
+import type { SandboxCode } from "../error-codes/sandbox-codes.js";
+
+/** The four execution engines. Only `isolate` is a security boundary on its own. */
+export type EngineName = "vm" | "worker" | "spawn" | "isolate";
+
+/** The engine names, in tier order (weakest isolation first). */
+export const ENGINE_NAMES: readonly EngineName[] = Object.freeze(["vm", "worker", "spawn", "isolate"]);
+
+/** A source of "now" in milliseconds since the epoch. Defaults to `Date.now`. */
+export type Clock = () => number;
+
+/** Console levels captured from guest code. */
+export type LogLevel = "log" | "info" | "warn" | "error" | "debug";
+
+/** One captured console line. */
+export interface LogEntry {
+  /** The console method the guest called. */
+  level: LogLevel;
+  /** The formatted arguments, joined by spaces. */
+  message: string;
+}
+
+/** Pool settings for {@link SandboxConfig.pool}. */
+export interface SandboxPoolConfig {
+  /** Engines created up front. */
+  minSize: number;
+  /** Upper bound on live engines. */
+  maxSize: number;
+  /** An engine is destroyed and replaced after this many executions. */
+  maxExecutionsPerEngine: number;
+  /** Idle engines above `minSize` older than this (ms) are reclaimed. */
+  idleTimeoutMs: number;
+  /** Callers waiting for a free engine (0 = fail fast with POOL_EXHAUSTED). */
+  maxQueue: number;
+  /** How long a queued caller waits (ms) before POOL_EXHAUSTED. */
+  acquireTimeoutMs: number;
+}
+
+/** Fully resolved sandbox configuration (see `SandboxConfigPartialSchema` for what users write). */
+export interface SandboxConfig {
+  /** Which engine runs the code. Default `"vm"`. */
+  engine: EngineName;
+  /** Wall-clock limit per execution, in ms. */
+  timeout: number;
+  /** Heap limit per execution, in bytes (enforced by worker, spawn and isolate; not by vm). */
+  memoryLimit: number;
+  /** Cap on captured console output and returned text, in bytes. */
+  maxOutputSize: number;
+  /** Longest accepted source, in UTF-16 code units. */
+  maxCodeLength: number;
+  /** Built-in safe modules (`Math`, `JSON`, `Date`) made available by name. */
+  allowedModules: string[];
+  /** Executions allowed per sliding window; `undefined` = unlimited. */
+  maxExecutionsPerWindow: number | undefined;
+  /** Length of the rate-limit window, in ms. */
+  rateLimitWindow: number;
+  /** Record an audit entry per execution. */
+  enableAudit: boolean;
+  /** Run through a `SandboxPool` when set. */
+  pool: SandboxPoolConfig | undefined;
+}
+
+/** Per-execution overrides. */
+export interface SandboxOptions {
+  /** Wall-clock limit for this execution, in ms. */
+  timeout?: number;
+  /** Heap limit for this execution, in bytes. */
+  memoryLimit?: number;
+  /** Output cap for this execution, in bytes. */
+  maxOutputSize?: number;
+  /** Called with each console line as the guest produces it (streaming). */
+  onLog?: (entry: LogEntry) => void;
+}
+
+/** The outcome of one execution. `execute` resolves this; it never rejects for guest failures. */
+export interface SandboxResult<T = unknown> {
+  /** True when the code ran to completion and its value crossed back. */
+  success: boolean;
+  /** The completion value (awaited when it is a promise), copied out of the sandbox. */
+  result?: T;
+  /** Human-readable failure text (never a host stack trace). */
+  error?: string;
+  /** Machine-readable failure code. */
+  errorCode?: SandboxCode;
+  /** Wall-clock duration, in ms. */
+  duration: number;
+  /** Captured console output, truncated at `maxOutputSize` bytes. */
+  logs: LogEntry[];
+  /** Heap bytes attributed to the execution, when the engine can tell. */
+  memoryUsed?: number;
+}
+
+/**
+ * A module made available to guest code as a global of the same name.
+ * `exports` is plain data copied into the sandbox; `source` is JavaScript
+ * evaluated inside the sandbox whose `module.exports` becomes the value.
+ */
+export interface SandboxModule {
+  /** A JavaScript identifier; the global name the guest uses. */
+  name: string;
+  /** Plain, copyable data. */
+  exports?: unknown;
+  /** Guest-side source assigning `module.exports`. */
+  source?: string;
+}
+
+/** What an engine guarantees, as data (callers never special-case engine names). */
+export interface EngineCapabilities {
+  /** True only when the engine alone is a security boundary (a V8 isolate). */
+  securityBoundary: boolean;
+  /** One-line statement of the engine's security tier, for docs and CLI output. */
+  tier: string;
+  /** `memoryLimit` is enforced by the engine. */
+  enforcesMemoryLimit: boolean;
+  /** The timeout bounds never-settling promises and timers, not only sync loops. */
+  boundsAsyncWork: boolean;
+  /** `onLog` is called while the guest runs, not after it ends. */
+  streamsLogs: boolean;
+}
+
+/** Resource limits an engine is constructed with. */
+export interface EngineLimits {
+  /** Wall-clock limit per execution, in ms. */
+  timeout: number;
+  /** Heap limit per execution, in bytes. */
+  memoryLimit: number;
+  /** Output cap, in bytes. */
+  maxOutputSize: number;
+}
+
+/** The contract every engine implements. */
+export interface SandboxEngine {
+  /** Which engine this is. */
+  readonly name: EngineName;
+  /** What this engine guarantees. */
+  readonly capabilities: EngineCapabilities;
+  /** Run `code`; resolves a result for every guest failure, rejects only for misuse (e.g. after destroy). */
+  execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult>;
+  /** Make a module available to later executions. */
+  registerModule(module: SandboxModule): void;
+  /** Remove a module; true when it was registered. */
+  unregisterModule(name: string): boolean;
+  /** Drop registered modules and any warm state. */
+  reset(): void;
+  /** Release every worker, process, isolate and timer. Idempotent. */
+  destroy(): Promise<void>;
+}
