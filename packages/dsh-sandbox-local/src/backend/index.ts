@@ -1,0 +1,1 @@
+export type { BackendProbeResult, LocalBackend, LocalBackendName, LocalConfinePolicy } from "./local-backend.js";

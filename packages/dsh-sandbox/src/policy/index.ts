@@ -1,0 +1,13 @@
+export type {
+  ConfinedArgv,
+  ConfinedSandboxMode,
+  RunnerFailureRule,
+  SandboxEnforcement,
+  SandboxExecutionPolicy,
+  SandboxMode,
+  SandboxPolicy,
+  SandboxPolicyRequest,
+  Session,
+  SessionEvent,
+  SessionId,
+} from "./sandbox-policy-types.js";

@@ -1,0 +1,1 @@
+export { PROCESS_SANDBOX_CODES, SandboxProvider, SandboxUnavailableError } from "./sandbox-provider.js";
