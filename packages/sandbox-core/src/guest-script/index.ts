@@ -1,0 +1,1 @@
+export { type GuestScript, toGuestScript } from "./guest-script.js";
