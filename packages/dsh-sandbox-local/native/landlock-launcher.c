@@ -1,0 +1,355 @@
+/*
+ * landlock-launcher — confine one command with Landlock, then exec it.
+ *
+ *   landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...
+ *   landlock-launcher --abi          print the kernel's Landlock ABI and exit 0
+ *
+ * What the confined command gets:
+ *   - read + execute everywhere (beneath "/"), write nowhere except beneath each
+ *     --rw directory and the /dev/null sink (a file rule);
+ *   - REFER (ABI 2) so links/renames across the boundary fail with EXDEV,
+ *     TRUNCATE (ABI 3) so truncate(2) outside the roots fails, IOCTL_DEV (ABI 5)
+ *     so device ioctls are limited to the tty/null/random nodes;
+ *   - signal scoping (ABI 6): no signals to processes outside the sandbox;
+ *   - --deny-net: TCP bind/connect denied (ABI 4, no allowed ports), abstract
+ *     unix sockets scoped (ABI 6), and a seccomp filter refusing socket(2) for
+ *     every family except AF_UNIX (so UDP, raw and netlink too) and io_uring;
+ *   - PR_SET_NO_NEW_PRIVS, root-privilege securebits locked (when CAP_SETPCAP
+ *     is held), every capability dropped (bounding set up to
+ *     /proc/sys/kernel/cap_last_cap, ambient, effective/permitted/inheritable);
+ *   - its own session (setsid), so it cannot reach the caller's terminal.
+ *
+ * Fail closed: on any setup failure it prints ONE line starting with
+ * "landlock-launcher:" to stderr and exits with LAUNCHER_SETUP_FAILED (121),
+ * never running the command. If exec itself fails (after confinement) it exits
+ * 127 (not found) or 126 (other), like a shell.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+
+#define LAUNCHER_SETUP_FAILED 121
+
+/* Landlock UAPI, defined here so an old <linux/landlock.h> cannot hide ABI 3+. */
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)
+#define LL_FS_TRUNCATE (1ULL << 14)
+#define LL_FS_IOCTL_DEV (1ULL << 15)
+
+#define LL_NET_BIND_TCP (1ULL << 0)
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+struct ll_ruleset_attr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net; /* ABI 4 */
+  uint64_t scoped;             /* ABI 6 */
+};
+
+struct ll_path_beneath_attr {
+  uint64_t allowed_access;
+  int32_t parent_fd;
+} __attribute__((packed));
+
+/* Rights that apply to a regular file or device (not only to directories). */
+#define LL_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+
+#define MAX_RW_ROOTS 64
+
+static void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void fail(const char *fmt, ...) {
+  va_list ap;
+  fputs("landlock-launcher: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  exit(LAUNCHER_SETUP_FAILED);
+}
+
+static int kernel_abi(void) {
+  long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+  if (abi >= 1) return (int)abi;
+  switch (errno) {
+    case ENOSYS:
+      fail("Landlock unavailable: the kernel has no Landlock support (ENOSYS; needs CONFIG_SECURITY_LANDLOCK, Linux >= 5.13)");
+    case EOPNOTSUPP:
+      fail("Landlock unavailable: Landlock is built in but not enabled (EOPNOTSUPP; add landlock to the lsm= boot parameter)");
+    case EPERM:
+    case EACCES:
+      fail("Landlock unavailable: a seccomp filter or container runtime blocks the Landlock syscalls (%s)", strerror(errno));
+    default:
+      fail("Landlock unavailable: landlock_create_ruleset failed: %s", strerror(errno));
+  }
+}
+
+static uint64_t handled_fs_for(int abi) {
+  uint64_t fs = LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_REMOVE_DIR |
+                LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | LL_FS_MAKE_SOCK |
+                LL_FS_MAKE_FIFO | LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM;
+  if (abi >= 2) fs |= LL_FS_REFER;
+  if (abi >= 3) fs |= LL_FS_TRUNCATE;
+  if (abi >= 5) fs |= LL_FS_IOCTL_DEV;
+  return fs;
+}
+
+/* Add a path-beneath rule; `required` paths fail closed, optional ones are skipped when absent. */
+static void add_path_rule(int ruleset_fd, const char *path, uint64_t access, int required) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) {
+    if (!required && (errno == ENOENT || errno == ENOTDIR)) return;
+    fail("cannot open %s for a Landlock rule: %s", path, strerror(errno));
+  }
+  struct ll_path_beneath_attr attr = {.allowed_access = access, .parent_fd = fd};
+  if (syscall(SYS_landlock_add_rule, ruleset_fd, LL_RULE_PATH_BENEATH, &attr, 0) != 0) {
+    int saved = errno;
+    close(fd);
+    fail("landlock_add_rule(%s) failed: %s", path, strerror(saved));
+  }
+  close(fd);
+}
+
+static int is_directory(const char *path) {
+  int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  close(fd);
+  return 1;
+}
+
+static int read_cap_last_cap(void) {
+  FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+  int last = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%d", &last) != 1) last = -1;
+    fclose(f);
+  }
+  if (last < 0 || last > 63) {
+    /* /proc unreadable: probe the bounding set until the kernel says EINVAL. */
+    last = -1;
+    for (int cap = 0; cap <= 63; cap++) {
+      if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;
+      last = cap;
+    }
+    if (last < 0) fail("cannot determine the last capability (cap_last_cap): %s", strerror(errno));
+  }
+  return last;
+}
+
+static int has_effective_cap(int cap) {
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  if (syscall(SYS_capget, &hdr, data) != 0) fail("capget failed: %s", strerror(errno));
+  return (data[cap / 32].effective & (1U << (cap % 32))) != 0;
+}
+
+static void drop_all_capabilities(void) {
+  int last = read_cap_last_cap();
+  if (has_effective_cap(CAP_SETPCAP)) {
+    /* Lock root out of regaining capabilities through exec or setuid. */
+    unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                         SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED;
+#ifdef SECBIT_NO_CAP_AMBIENT_RAISE
+    bits |= SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+#endif
+    if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) fail("PR_SET_SECUREBITS failed: %s", strerror(errno));
+  }
+  for (int cap = 0; cap <= last; cap++) {
+    int in_set = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+    if (in_set < 0) fail("PR_CAPBSET_READ(%d) failed: %s", cap, strerror(errno));
+    if (in_set == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+      fail("PR_CAPBSET_DROP(%d) failed: %s", cap, strerror(errno));
+    }
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+    fail("clearing ambient capabilities failed: %s", strerror(errno));
+  }
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  if (syscall(SYS_capset, &hdr, data) != 0) fail("capset(0) failed: %s", strerror(errno));
+  /* Verify rather than trust. */
+  memset(data, 0, sizeof data);
+  if (syscall(SYS_capget, &hdr, data) != 0) fail("capget failed: %s", strerror(errno));
+  for (int i = 0; i < 2; i++) {
+    if (data[i].effective != 0 || data[i].permitted != 0 || data[i].inheritable != 0) {
+      fail("capabilities are still held after capset(0)");
+    }
+  }
+  for (int cap = 0; cap <= last; cap++) {
+    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) != 0) fail("capability %d is still in the bounding set", cap);
+  }
+}
+
+#if defined(__x86_64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* seccomp: refuse socket(2) for every family but AF_UNIX, and io_uring (which can open sockets). */
+static void install_socket_filter(void) {
+#ifndef NATIVE_AUDIT_ARCH
+  fail("network deny: no seccomp socket filter for this CPU architecture");
+#else
+  struct sock_filter filter[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#if defined(__x86_64__)
+    /* x32 ABI syscalls carry bit 30; refuse them all under network deny. */
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+#endif
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+  };
+  struct sock_fprog prog = {.len = (unsigned short)(sizeof filter / sizeof filter[0]), .filter = filter};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
+    fail("network deny: installing the seccomp socket filter failed: %s", strerror(errno));
+  }
+#endif
+}
+
+static void usage_error(const char *what) {
+  fail("%s (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...)", what);
+}
+
+int main(int argc, char **argv) {
+  const char *rw_roots[MAX_RW_ROOTS];
+  int rw_count = 0;
+  int deny_net = 0;
+  long min_abi = 1;
+  int cmd_index = -1;
+
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--") == 0) {
+      cmd_index = i + 1;
+      break;
+    } else if (strcmp(arg, "--abi") == 0) {
+      if (argc != 2) usage_error("--abi takes no other arguments");
+      printf("%d\n", kernel_abi());
+      return 0;
+    } else if (strcmp(arg, "--rw") == 0) {
+      if (i + 1 >= argc) usage_error("--rw needs a directory");
+      const char *dir = argv[++i];
+      if (dir[0] != '/') usage_error("--rw needs an absolute directory");
+      if (rw_count >= MAX_RW_ROOTS) usage_error("too many --rw directories");
+      rw_roots[rw_count++] = dir;
+    } else if (strcmp(arg, "--deny-net") == 0) {
+      deny_net = 1;
+    } else if (strcmp(arg, "--min-abi") == 0) {
+      if (i + 1 >= argc) usage_error("--min-abi needs a number");
+      char *end = NULL;
+      min_abi = strtol(argv[++i], &end, 10);
+      if (end == NULL || *end != '\0' || min_abi < 1 || min_abi > 1000) usage_error("--min-abi needs a number >= 1");
+    } else {
+      fail("unknown option '%s' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...)", arg);
+    }
+  }
+  if (cmd_index < 0 || cmd_index >= argc) usage_error("no command after --");
+
+  int abi = kernel_abi();
+  if (abi < min_abi) fail("kernel Landlock ABI %d is older than the required ABI %ld", abi, min_abi);
+  if (deny_net && abi < 4) fail("network deny needs Landlock ABI 4 (TCP rules); this kernel has ABI %d", abi);
+
+  struct ll_ruleset_attr attr = {0};
+  size_t attr_size = sizeof attr.handled_access_fs;
+  attr.handled_access_fs = handled_fs_for(abi);
+  if (abi >= 4) {
+    attr_size = offsetof(struct ll_ruleset_attr, scoped);
+    if (deny_net) attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+  }
+  if (abi >= 6) {
+    attr_size = sizeof attr;
+    attr.scoped = LL_SCOPE_SIGNAL | (deny_net ? LL_SCOPE_ABSTRACT_UNIX_SOCKET : 0);
+  }
+  int ruleset_fd = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+  if (ruleset_fd < 0) fail("landlock_create_ruleset failed: %s", strerror(errno));
+
+  const uint64_t fs = attr.handled_access_fs;
+  /* Read and execute everywhere. */
+  add_path_rule(ruleset_fd, "/", fs & (LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_EXECUTE), 1);
+  /* The /dev/null sink shells need (a file rule: nothing else under /dev). */
+  add_path_rule(ruleset_fd, "/dev/null", fs & (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV), 1);
+  /* Device ioctls only on the harmless character devices and terminals. */
+  if (fs & LL_FS_IOCTL_DEV) {
+    static const char *const ioctl_nodes[] = {"/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"};
+    for (size_t i = 0; i < sizeof ioctl_nodes / sizeof ioctl_nodes[0]; i++) {
+      add_path_rule(ruleset_fd, ioctl_nodes[i], LL_FS_IOCTL_DEV, 0);
+    }
+    add_path_rule(ruleset_fd, "/dev/pts", LL_FS_IOCTL_DEV, 0);
+  }
+  /* Everything beneath each writable root. */
+  for (int i = 0; i < rw_count; i++) {
+    if (!is_directory(rw_roots[i])) fail("writable root %s is not a directory: %s", rw_roots[i], strerror(errno ? errno : ENOTDIR));
+    add_path_rule(ruleset_fd, rw_roots[i], fs, 1);
+  }
+  /* No TCP port is allowed: with handled_access_net set, every bind/connect is denied. */
+
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("PR_SET_NO_NEW_PRIVS failed: %s", strerror(errno));
+  drop_all_capabilities();
+  if (deny_net) install_socket_filter();
+  if (syscall(SYS_landlock_restrict_self, ruleset_fd, 0) != 0) fail("landlock_restrict_self failed: %s", strerror(errno));
+  close(ruleset_fd);
+
+  /* Leave the caller's session and terminal. Already leading our own session is fine. */
+  if (setsid() < 0 && getsid(0) != getpid()) fail("setsid failed: %s (spawn the launcher without a process group of its own)", strerror(errno));
+
+  execvp(argv[cmd_index], &argv[cmd_index]);
+  int saved = errno;
+  fprintf(stderr, "landlock-launcher: cannot execute %s: %s\n", argv[cmd_index], strerror(saved));
+  return saved == ENOENT ? 127 : 126;
+}
