@@ -1,1 +1,7 @@
-export {};
+export {
+  BLOCKED_MODULES,
+  BUILTIN_MODULE_NAMES,
+  type BuiltinModuleName,
+  ModuleResolver,
+  RESERVED_MODULE_NAMES,
+} from "./module-resolver.js";

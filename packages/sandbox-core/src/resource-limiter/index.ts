@@ -1,1 +1,2 @@
 export { byteLength, LogCollector, truncateOutput, truncationSentinel } from "./output-budget.js";
+export { ResourceLimiter, type ResourceLimiterOptions } from "./resource-limiter.js";

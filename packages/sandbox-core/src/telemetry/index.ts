@@ -1,1 +1,18 @@
-export {};
+export {
+  type ExecutionAttributes,
+  type ExecutionOutcome,
+  executionOutcome,
+  type PoolAcquisitionAttributes,
+  type PoolAcquisitionResult,
+  type RuleBlockAttributes,
+  recordDuration,
+  recordExecution,
+  recordPoolAcquisition,
+  recordRuleBlock,
+  SANDBOX_METER_NAME,
+  SANDBOX_METRIC_NAMES,
+  sandboxExecutionDurationHistogram,
+  sandboxExecutionsCounter,
+  sandboxPoolAcquisitionsCounter,
+  sandboxRuleBlocksCounter,
+} from "./telemetry.js";

@@ -1,0 +1,212 @@
+import { createHash } from "node:crypto";
+import { SANDBOX_CODES, type SandboxCode, SandboxError } from "../error-codes/sandbox-codes.js";
+import type { Clock, EngineName, SandboxResult } from "../types/sandbox-types.js";
+
+/** One recorded execution. Entries are frozen; the code itself is never stored. */
+export interface AuditEntry {
+  /** When the entry was logged, ISO 8601 (UTC). */
+  readonly timestamp: string;
+  /** First 16 hex characters of the SHA-256 of the executed code. */
+  readonly codeHash: string;
+  /** Wall-clock duration of the execution, in ms. */
+  readonly duration: number;
+  /** Whether the execution succeeded. */
+  readonly success: boolean;
+  /** Heap bytes attributed to the execution (0 when the engine could not tell). */
+  readonly memoryUsed: number;
+  /** The failure text, when it failed. */
+  readonly error?: string;
+  /** The engine that ran the code, when the caller said. */
+  readonly engine?: EngineName;
+  /** The failure code, when it failed with one. */
+  readonly errorCode?: SandboxCode;
+}
+
+/** Filter for {@link AuditLogger.search}. Bounds are exclusive. */
+export interface AuditSearch {
+  /** Only successful (`true`) or failed (`false`) executions. */
+  success?: boolean;
+  /** Only entries logged strictly after this instant (Date, epoch ms or ISO string). */
+  after?: Date | number | string;
+  /** Only entries logged strictly before this instant (Date, epoch ms or ISO string). */
+  before?: Date | number | string;
+  /** Keep at most this many matches: the newest ones, still in chronological order. */
+  limit?: number;
+}
+
+/** Aggregates over the retained entries. */
+export interface AuditStatistics {
+  totalRuns: number;
+  successCount: number;
+  failureCount: number;
+  /** `successCount / totalRuns`, 0 when empty. */
+  successRate: number;
+  /** Mean duration, in ms; 0 when empty. */
+  avgDuration: number;
+  /** Sum of `memoryUsed`, in bytes. */
+  totalMemoryUsed: number;
+}
+
+/** Options of {@link AuditLogger}. */
+export interface AuditLoggerOptions {
+  /** Called synchronously with each new entry, after it is stored; exceptions propagate to `log`'s caller. */
+  onLog?: (entry: AuditEntry) => void;
+  /** Entries kept; the oldest is dropped beyond this (a ring). Default 10 000. */
+  maxEntries?: number;
+  /** Source of "now" in epoch ms. Default `Date.now`. */
+  clock?: Clock;
+}
+
+/** The part of a {@link SandboxResult} the logger reads. */
+export type AuditedResult = Pick<
+  SandboxResult,
+  "success" | "duration" | "memoryUsed" | "error" | "errorCode"
+>;
+
+const DEFAULT_MAX_ENTRIES = 10_000;
+
+/** First 16 hex characters of the SHA-256 of `code` (UTF-8). */
+export function hashCode(code: string): string {
+  return createHash("sha256").update(code, "utf8").digest("hex").slice(0, 16);
+}
+
+/**
+ * Keeps a bounded, in-memory record of executions: when, a hash of the code
+ * (never the code), how long, whether it worked and how much heap it used.
+ */
+export class AuditLogger {
+  private readonly ring: Array<AuditEntry | undefined>;
+  private readonly times: number[];
+  private start = 0;
+  private count = 0;
+  private readonly onLog: ((entry: AuditEntry) => void) | undefined;
+  private readonly clock: Clock;
+
+  constructor(options: AuditLoggerOptions = {}) {
+    const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `AuditLogger: maxEntries must be a positive integer (got ${String(maxEntries)}); pass e.g. 10000`,
+        { details: { field: "maxEntries" } },
+      );
+    }
+    this.ring = new Array<AuditEntry | undefined>(maxEntries).fill(undefined);
+    this.times = new Array<number>(maxEntries).fill(0);
+    this.onLog = options.onLog;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** How many entries are retained at most. */
+  get maxEntries(): number {
+    return this.ring.length;
+  }
+
+  /** Record one execution of `code` and return the stored entry. */
+  log(code: string, result: AuditedResult, engine?: EngineName): AuditEntry {
+    const now = this.clock();
+    const entry: {
+      -readonly [K in keyof AuditEntry]: AuditEntry[K];
+    } = {
+      timestamp: new Date(now).toISOString(),
+      codeHash: hashCode(code),
+      duration: result.duration,
+      success: result.success,
+      memoryUsed: result.memoryUsed ?? 0,
+    };
+    if (result.error !== undefined) entry.error = result.error;
+    if (engine !== undefined) entry.engine = engine;
+    if (result.errorCode !== undefined) entry.errorCode = result.errorCode;
+    const frozen: AuditEntry = Object.freeze(entry);
+
+    const capacity = this.ring.length;
+    const slot = (this.start + this.count) % capacity;
+    this.ring[slot] = frozen;
+    this.times[slot] = now;
+    if (this.count < capacity) this.count++;
+    else this.start = (this.start + 1) % capacity;
+
+    this.onLog?.(frozen);
+    return frozen;
+  }
+
+  /** Every retained entry, oldest first. */
+  getEntries(): AuditEntry[] {
+    const out: AuditEntry[] = [];
+    this.forEach((entry) => {
+      out.push(entry);
+    });
+    return out;
+  }
+
+  /** Retained entries matching `query`, oldest first. */
+  search(query: AuditSearch = {}): AuditEntry[] {
+    const after = query.after === undefined ? undefined : toEpochMs(query.after, "after");
+    const before = query.before === undefined ? undefined : toEpochMs(query.before, "before");
+    const limit = query.limit;
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_OPTIONS,
+        `AuditLogger.search: limit must be a non-negative integer (got ${String(limit)})`,
+        { details: { field: "limit" } },
+      );
+    }
+    const out: AuditEntry[] = [];
+    this.forEach((entry, time) => {
+      if (query.success !== undefined && entry.success !== query.success) return;
+      if (after !== undefined && !(time > after)) return;
+      if (before !== undefined && !(time < before)) return;
+      out.push(entry);
+    });
+    return limit === undefined || out.length <= limit ? out : out.slice(out.length - limit);
+  }
+
+  /** Aggregates over the retained entries. */
+  getStatistics(): AuditStatistics {
+    let successCount = 0;
+    let totalDuration = 0;
+    let totalMemoryUsed = 0;
+    this.forEach((entry) => {
+      if (entry.success) successCount++;
+      totalDuration += entry.duration;
+      totalMemoryUsed += entry.memoryUsed;
+    });
+    const totalRuns = this.count;
+    return {
+      totalRuns,
+      successCount,
+      failureCount: totalRuns - successCount,
+      successRate: totalRuns === 0 ? 0 : successCount / totalRuns,
+      avgDuration: totalRuns === 0 ? 0 : totalDuration / totalRuns,
+      totalMemoryUsed,
+    };
+  }
+
+  /** Drop every entry. */
+  clear(): void {
+    this.ring.fill(undefined);
+    this.start = 0;
+    this.count = 0;
+  }
+
+  private forEach(visit: (entry: AuditEntry, epochMs: number) => void): void {
+    const capacity = this.ring.length;
+    for (let i = 0; i < this.count; i++) {
+      const slot = (this.start + i) % capacity;
+      const entry = this.ring[slot];
+      if (entry !== undefined) visit(entry, this.times[slot] ?? 0);
+    }
+  }
+}
+
+function toEpochMs(value: Date | number | string, field: string): number {
+  const ms = value instanceof Date ? value.getTime() : typeof value === "number" ? value : Date.parse(value);
+  if (Number.isNaN(ms)) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_OPTIONS,
+      `AuditLogger.search: ${field} must be a Date, epoch ms or ISO 8601 string (got ${JSON.stringify(String(value))})`,
+      { details: { field } },
+    );
+  }
+  return ms;
+}
