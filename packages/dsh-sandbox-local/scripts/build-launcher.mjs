@@ -22,7 +22,11 @@ export const BUILD_ERROR_SUFFIX = ".build-error.txt";
  * Build the launcher. Returns `{ ok: true, out }` or `{ ok: false, out, error }`;
  * never throws for compiler problems.
  */
-export function buildLauncher({ out = join(packageDir, "dist", "landlock-launcher"), ifStale = false, env = process.env } = {}) {
+export function buildLauncher({
+  out = join(packageDir, "dist", "landlock-launcher"),
+  ifStale = false,
+  env = process.env,
+} = {}) {
   const errorFile = `${out}${BUILD_ERROR_SUFFIX}`;
   mkdirSync(dirname(out), { recursive: true });
   if (ifStale && existsSync(out) && statSync(out).mtimeMs >= statSync(source).mtimeMs) {
@@ -33,7 +37,8 @@ export function buildLauncher({ out = join(packageDir, "dist", "landlock-launche
     rmSync(out, { force: true });
     return { ok: false, out, error };
   };
-  if (process.platform !== "linux") return fail(`Landlock is Linux-only (this platform is ${process.platform})`);
+  if (process.platform !== "linux")
+    return fail(`Landlock is Linux-only (this platform is ${process.platform})`);
 
   const cc = env.CC?.trim() || "cc";
   const tmp = `${out}.tmp-${process.pid}`;
@@ -69,6 +74,8 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   if (outIndex !== -1 && argv[outIndex + 1] !== undefined) options.out = resolve(argv[outIndex + 1]);
   const result = buildLauncher(options);
   if (!result.ok) {
-    console.warn(`build-launcher: Landlock launcher not built (the landlock backends will report unavailable): ${result.error}`);
+    console.warn(
+      `build-launcher: Landlock launcher not built (the landlock backends will report unavailable): ${result.error}`,
+    );
   }
 }

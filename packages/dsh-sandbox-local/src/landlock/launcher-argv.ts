@@ -1,0 +1,93 @@
+import { isAbsolute } from "node:path";
+import { PROCESS_SANDBOX_CODES, SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
+import { SANDBOX_CODES, SandboxError, SuaveplanError } from "@suaveplan/sandbox-core/error-codes";
+import type { BackendProbeResult, LocalBackendName, LocalConfinePolicy } from "../backend/index.js";
+
+/** The writable roots a policy grants: none under `read-only`; the workspace and temp area under `workspace-write`. */
+export function writableRoots(policy: LocalConfinePolicy): string[] {
+  if (policy.mode !== "workspace-write") return [];
+  const roots = [policy.workspaceRoot];
+  if (policy.tempDir !== undefined && policy.tempDir !== policy.workspaceRoot) roots.push(policy.tempDir);
+  return roots;
+}
+
+/** True when `path` is `root` or lies beneath it (both absolute, canonical). */
+export function isWithin(path: string, root: string): boolean {
+  if (path === root) return true;
+  const prefix = root.endsWith("/") ? root : `${root}/`;
+  return path.startsWith(prefix);
+}
+
+/** Protected paths that overlap a writable root (inside it, or containing it). */
+export function protectedPathsAtRisk(policy: LocalConfinePolicy): string[] {
+  const roots = writableRoots(policy);
+  return policy.protectedPaths.filter((p) => roots.some((root) => isWithin(p, root) || isWithin(root, p)));
+}
+
+/**
+ * Check what every Landlock-based wrap needs, returning the probed ABI.
+ * Throws `SandboxUnavailableError` when the probe said no, and a
+ * `SANDBOX_INVALID_POLICY` error for a policy no backend could honour.
+ */
+export function checkWrapInputs(
+  backend: LocalBackendName,
+  argv: readonly string[],
+  policy: LocalConfinePolicy,
+  probe: BackendProbeResult,
+): number {
+  if (probe.backend !== backend || !probe.available) {
+    throw new SandboxUnavailableError(
+      `The ${backend} backend cannot confine here: ${probe.reason ?? "its probe did not succeed"}. Use another backend or fix the host`,
+    );
+  }
+  const abi = probe.facts?.landlockAbi;
+  if (typeof abi !== "number" || !Number.isInteger(abi) || abi < 1) {
+    throw new SandboxUnavailableError(
+      `The ${backend} backend cannot confine here: its probe result carries no Landlock ABI (facts.landlockAbi). Pass the result of this backend's own probe()`,
+    );
+  }
+  if (argv.length === 0 || argv[0] === "") {
+    throw new SandboxError(SANDBOX_CODES.INVALID_OPTIONS, "argv must name a program to run; it is empty");
+  }
+  if (policy.mode !== "read-only" && policy.mode !== "workspace-write") {
+    throw new SuaveplanError(
+      PROCESS_SANDBOX_CODES.INVALID_POLICY,
+      `policy.mode must be "read-only" or "workspace-write" to be confined; "danger-full-access" callers spawn their own argv`,
+    );
+  }
+  for (const [field, value] of [
+    ["policy.workspaceRoot", policy.workspaceRoot],
+    ["policy.tempDir", policy.tempDir],
+    ...policy.protectedPaths.map((p) => ["policy.protectedPaths[]", p] as const),
+  ] as const) {
+    if (value !== undefined && (!isAbsolute(value) || value.includes("\0"))) {
+      throw new SuaveplanError(
+        PROCESS_SANDBOX_CODES.INVALID_POLICY,
+        `${field} must be an absolute, canonical path`,
+      );
+    }
+  }
+  return abi;
+}
+
+/** The launcher's own argv: ABI floor, writable roots, network flag, separator, then the command. */
+export function launcherArgv(
+  launcherPath: string,
+  abi: number,
+  argv: readonly string[],
+  policy: LocalConfinePolicy,
+  denyNetwork: boolean,
+): string[] {
+  const out = [launcherPath, "--min-abi", String(abi)];
+  for (const root of writableRoots(policy)) out.push("--rw", root);
+  if (denyNetwork) out.push("--deny-net");
+  out.push("--", ...argv);
+  return out;
+}
+
+/** `TMPDIR` of the private temp area, when `workspace-write` has one. */
+export function tempEnv(policy: LocalConfinePolicy): Readonly<Record<string, string>> | undefined {
+  return policy.mode === "workspace-write" && policy.tempDir !== undefined
+    ? { TMPDIR: policy.tempDir }
+    : undefined;
+}

@@ -1,0 +1,114 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import type { SandboxEnforcement } from "@suaveplan/dsh-sandbox";
+import { LANDLOCK_LAUNCHER_PREFIX, LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE } from "./landlock-dialect.js";
+import { launcherBuildError } from "./launcher-path.js";
+
+/** What checking the launcher and the kernel found: a usable ABI, or why not. */
+export type LauncherCheck = { ok: true; abi: number } | { ok: false; reason: string };
+
+/** Outcome of one synchronous probe run. */
+export interface ProbeRun {
+  ok: boolean;
+  /** First meaningful stderr line, or how the run failed to start. */
+  detail: string;
+}
+
+/** Architectures the launcher's seccomp socket filter (network deny) knows. */
+const SECCOMP_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64"]);
+
+/** True when the launcher can enforce `--deny-net` at this ABI on this CPU. */
+export function launcherCanDenyNetwork(abi: number): boolean {
+  return abi >= 4 && SECCOMP_ARCHES.has(process.arch);
+}
+
+/**
+ * Is the launcher built, and does this kernel support Landlock? Asks the
+ * launcher itself (`--abi`), so the answer covers seccomp filters and LSM
+ * configuration as the confined command will meet them.
+ */
+export function checkLauncher(launcherPath: string, timeoutMs: number): LauncherCheck {
+  if (process.platform !== "linux") {
+    return { ok: false, reason: `Landlock is a Linux security module; this host runs ${process.platform}` };
+  }
+  if (!existsSync(launcherPath)) {
+    const buildError = launcherBuildError(launcherPath);
+    return {
+      ok: false,
+      reason:
+        buildError === undefined
+          ? "Landlock launcher is not built: run the package build (tsup && node scripts/build-launcher.mjs) with a C compiler (cc or $CC) available"
+          : `Landlock launcher could not be built: ${buildError}`,
+    };
+  }
+  const run = spawnSync(launcherPath, ["--abi"], {
+    encoding: "utf8",
+    timeout: timeoutMs,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (run.error !== undefined) {
+    const code = (run.error as NodeJS.ErrnoException).code ?? run.error.message;
+    return {
+      ok: false,
+      reason: `Landlock launcher cannot run on this host (${code}); rebuild it here with the package build`,
+    };
+  }
+  if (run.status !== 0) {
+    return { ok: false, reason: launcherFailureText(run.stderr, run.status, run.signal) };
+  }
+  const abi = Number.parseInt(run.stdout.trim(), 10);
+  if (!Number.isInteger(abi) || abi < 1) {
+    return {
+      ok: false,
+      reason: `Landlock launcher reported no usable ABI (${JSON.stringify(run.stdout.trim())})`,
+    };
+  }
+  return { ok: true, abi };
+}
+
+/** Run a trivial confined command (`true`) exactly as a consumer would spawn it. */
+export function runProbeCommand(argv: readonly string[], timeoutMs: number): ProbeRun {
+  const [program, ...args] = argv;
+  if (program === undefined) return { ok: false, detail: "empty probe argv" };
+  const run = spawnSync(program, args, {
+    encoding: "utf8",
+    timeout: timeoutMs,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  if (run.error !== undefined) {
+    const code = (run.error as NodeJS.ErrnoException).code ?? run.error.message;
+    return { ok: false, detail: `${code === "ETIMEDOUT" ? `timed out after ${timeoutMs} ms` : code}` };
+  }
+  if (run.status === 0) return { ok: true, detail: "" };
+  return { ok: false, detail: launcherFailureText(run.stderr, run.status, run.signal) };
+}
+
+/** Enforcement of plain Landlock at `abi`, with the missing rights spelled out when partial. */
+export function landlockEnforcement(abi: number): { enforcement: SandboxEnforcement; reason?: string } {
+  if (abi >= 3) return { enforcement: "full" };
+  const missing = [
+    "TRUNCATE (ABI 3): truncate(2) of a file outside the writable roots is not governed",
+    ...(abi < 2
+      ? ["REFER (ABI 2): every rename or link across directories is refused, even inside the workspace"]
+      : []),
+  ];
+  return { enforcement: "partial", reason: `kernel Landlock ABI ${abi} lacks ${missing.join("; ")}` };
+}
+
+function launcherFailureText(stderr: string, status: number | null, signal: NodeJS.Signals | null): string {
+  const lines = stderr.split("\n").map((line) => line.trim());
+  const line = lines.find((l) => l.startsWith(LANDLOCK_LAUNCHER_PREFIX)) ?? lines.find((l) => l !== "");
+  const text =
+    line === undefined
+      ? ""
+      : line.startsWith(LANDLOCK_LAUNCHER_PREFIX)
+        ? line.slice(LANDLOCK_LAUNCHER_PREFIX.length).trim()
+        : line;
+  const how =
+    status === LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE
+      ? "launcher setup failed"
+      : status !== null
+        ? `exit status ${status}`
+        : `signal ${signal ?? "unknown"}`;
+  return text === "" ? how : `${text} (${how})`;
+}

@@ -1,0 +1,179 @@
+import { spawnSync } from "node:child_process";
+import { accessSync, constants, lstatSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import type { ConfinedArgv } from "@suaveplan/dsh-sandbox";
+import { SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
+import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/index.js";
+import { DEFAULT_PROBE_TIMEOUT_MS } from "./landlock-backend.js";
+import { LAYERED_DENIAL_SIGNATURES, LAYERED_RUNNER_FAILURE_RULES } from "./landlock-dialect.js";
+import {
+  checkWrapInputs,
+  launcherArgv,
+  protectedPathsAtRisk,
+  tempEnv,
+  writableRoots,
+} from "./launcher-argv.js";
+import { checkLauncher, launcherCanDenyNetwork, runProbeCommand } from "./launcher-check.js";
+import { landlockLauncherPath } from "./launcher-path.js";
+
+/** Options of {@link createLayeredBackend}. */
+export interface LayeredBackendOptions {
+  /** The compiled launcher to use. Default: {@link landlockLauncherPath}. */
+  launcherPath?: string;
+  /** The bubblewrap executable. Default: `bwrap` found on `PATH`. */
+  bwrapPath?: string;
+  /** Time limit of each probe run, in ms. Default 10 000. */
+  probeTimeoutMs?: number;
+}
+
+/**
+ * The `landlock+bwrap` backend: the Landlock launcher runs INSIDE bubblewrap.
+ * bwrap mounts the whole file system read-only, re-binds the writable roots
+ * read-write and then re-binds each protected path (e.g. `.git/hooks`)
+ * read-only on top; a private `/dev` and `/proc` (own PID namespace) and, for
+ * `network: "deny"`, an empty network namespace. Landlock then confines the
+ * command inside that view, so each file effect is refused by two independent
+ * mechanisms. Enforcement is `full` at every Landlock ABI (bwrap's read-only
+ * binds cover what an older ABI cannot).
+ *
+ * Protected paths that overlap a writable root must exist when `wrap` runs
+ * (a missing one could be created by the command and cannot be bound), else
+ * `wrap` throws `SandboxUnavailableError`.
+ */
+export function createLayeredBackend(options: LayeredBackendOptions = {}): LocalBackend {
+  const timeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
+  const launcherPath = options.launcherPath ?? landlockLauncherPath();
+  let bwrapPath: string | undefined = options.bwrapPath;
+
+  function resolveBwrap(): string | undefined {
+    bwrapPath ??= findOnPath("bwrap");
+    return bwrapPath;
+  }
+
+  function build(
+    bwrap: string,
+    abi: number,
+    argv: readonly string[],
+    policy: LocalConfinePolicy,
+    protectedBinds: readonly string[],
+  ): string[] {
+    const denyNetwork = policy.network === "deny";
+    const out = [bwrap, "--die-with-parent", "--unshare-pid"];
+    if (denyNetwork) out.push("--unshare-net");
+    out.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");
+    for (const root of writableRoots(policy)) out.push("--bind", root, root);
+    for (const path of protectedBinds) out.push("--ro-bind", path, path);
+    out.push(
+      "--",
+      ...launcherArgv(launcherPath, abi, argv, policy, denyNetwork && launcherCanDenyNetwork(abi)),
+    );
+    return out;
+  }
+
+  function probe(): BackendProbeResult {
+    if (process.platform !== "linux") {
+      return {
+        backend: "landlock+bwrap",
+        available: false,
+        reason: `bubblewrap and Landlock are Linux-only; this host runs ${process.platform}`,
+      };
+    }
+    const bwrap = resolveBwrap();
+    if (bwrap === undefined) {
+      return {
+        backend: "landlock+bwrap",
+        available: false,
+        reason: "bubblewrap (bwrap) is not installed or not on PATH",
+      };
+    }
+    const check = checkLauncher(launcherPath, timeoutMs);
+    if (!check.ok) return { backend: "landlock+bwrap", available: false, reason: check.reason };
+    const { abi } = check;
+    const probePolicy: LocalConfinePolicy = {
+      mode: "read-only",
+      workspaceRoot: "/",
+      network: "deny",
+      protectedPaths: [],
+      tempDir: undefined,
+    };
+    const trivial = runProbeCommand(build(bwrap, abi, ["true"], probePolicy, []), timeoutMs);
+    const facts: Record<string, string | number | boolean> = { landlockAbi: abi };
+    const version = bwrapVersion(bwrap, timeoutMs);
+    if (version !== undefined) facts.bwrapVersion = version;
+    if (!trivial.ok) {
+      return {
+        backend: "landlock+bwrap",
+        available: false,
+        reason: `a trivial command did not run under bwrap + Landlock: ${trivial.detail}`,
+        facts,
+      };
+    }
+    return { backend: "landlock+bwrap", available: true, enforcement: "full", facts, networkDeny: true };
+  }
+
+  function wrap(
+    argv: readonly string[],
+    policy: LocalConfinePolicy,
+    probeResult: BackendProbeResult,
+  ): ConfinedArgv {
+    const abi = checkWrapInputs("landlock+bwrap", argv, policy, probeResult);
+    const bwrap = resolveBwrap();
+    if (bwrap === undefined) {
+      throw new SandboxUnavailableError(
+        "The landlock+bwrap backend cannot confine here: bubblewrap (bwrap) is not on PATH",
+      );
+    }
+    const protectedBinds = protectedPathsAtRisk(policy);
+    for (const path of protectedBinds) {
+      const kind = pathKind(path);
+      if (kind !== "present") {
+        throw new SandboxUnavailableError(
+          `The landlock+bwrap backend cannot keep an entry of policy.protectedPaths read-only: it ${kind === "missing" ? "does not exist, so the confined command could create it" : "is a symbolic link, not a canonical path"}. Create it before confining, or drop it from protectedPaths`,
+        );
+      }
+    }
+    const env = tempEnv(policy);
+    return {
+      argv: build(bwrap, abi, argv, policy, protectedBinds),
+      enforcement: "full",
+      denialSignatures: LAYERED_DENIAL_SIGNATURES,
+      runnerFailureRules: LAYERED_RUNNER_FAILURE_RULES,
+      ...(env !== undefined ? { env } : {}),
+      backend: "landlock+bwrap",
+    };
+  }
+
+  return { name: "landlock+bwrap", probe, wrap };
+}
+
+function pathKind(path: string): "present" | "missing" | "symlink" {
+  try {
+    return lstatSync(path).isSymbolicLink() ? "symlink" : "present";
+  } catch {
+    return "missing";
+  }
+}
+
+function findOnPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function bwrapVersion(bwrap: string, timeoutMs: number): string | undefined {
+  const run = spawnSync(bwrap, ["--version"], {
+    encoding: "utf8",
+    timeout: timeoutMs,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const match = /(\d+\.\d+(?:\.\d+)?)/.exec(run.stdout ?? "");
+  return match?.[1];
+}
