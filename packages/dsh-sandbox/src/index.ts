@@ -1,3 +1,12 @@
+// Classification of a finished confined run
+export {
+  type ConfinedRunClassification,
+  type ConfinedRunDialect,
+  type ConfinedRunOutcome,
+  type ConfinedRunResult,
+  classifyConfinedRun,
+} from "./classify/index.js";
+// Policy types and the per-call policy service
 export type {
   ConfinedArgv,
   ConfinedSandboxMode,
@@ -7,8 +16,17 @@ export type {
   SandboxMode,
   SandboxPolicy,
   SandboxPolicyRequest,
+  SandboxPolicyServiceOptions,
   Session,
   SessionEvent,
   SessionId,
 } from "./policy/index.js";
-export { PROCESS_SANDBOX_CODES, SandboxProvider, SandboxUnavailableError } from "./provider/index.js";
+export { SANDBOX_MODE_EVENT, SandboxPolicyService } from "./policy/index.js";
+// The provider seam and its errors
+export {
+  assertConfinedPolicy,
+  PROCESS_SANDBOX_CODES,
+  SandboxPolicyError,
+  SandboxProvider,
+  SandboxUnavailableError,
+} from "./provider/index.js";

@@ -1,3 +1,8 @@
+export {
+  SANDBOX_MODE_EVENT,
+  SandboxPolicyService,
+  type SandboxPolicyServiceOptions,
+} from "./sandbox-policy-service.js";
 export type {
   ConfinedArgv,
   ConfinedSandboxMode,

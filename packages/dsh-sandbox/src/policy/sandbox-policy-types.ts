@@ -109,4 +109,15 @@ export interface ConfinedArgv {
   env?: Readonly<Record<string, string>>;
   /** The backend that produced this argv, for diagnostics. */
   backend?: string;
+  /**
+   * Network policy this argv enforces, reported apart from file enforcement:
+   * `"deny"` only when the backend cut the network (e.g. bwrap `--unshare-net`).
+   * Absent means the provider makes no network claim.
+   */
+  network?: "allow" | "deny";
+  /**
+   * Release per-call resources (the private temp area) once the spawned process
+   * has exited. Idempotent; absent when the call holds nothing.
+   */
+  dispose?: () => void;
 }

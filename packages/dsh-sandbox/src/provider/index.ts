@@ -1,1 +1,3 @@
-export { PROCESS_SANDBOX_CODES, SandboxProvider, SandboxUnavailableError } from "./sandbox-provider.js";
+export { assertConfinedPolicy } from "./assert-confined-policy.js";
+export { PROCESS_SANDBOX_CODES, SandboxPolicyError, SandboxUnavailableError } from "./sandbox-errors.js";
+export { SandboxProvider } from "./sandbox-provider.js";

@@ -1,0 +1,308 @@
+// The landlock backend's probe, wrap and launcher contract against the real
+// kernel and the real compiled launcher.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { BackendProbeResult } from "../src/backend/index.js";
+import {
+  createLandlockBackend,
+  LANDLOCK_DENIAL_SIGNATURES,
+  LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE,
+  LANDLOCK_RUNNER_FAILURE_RULES,
+  landlockLauncherPath,
+} from "../src/landlock/index.js";
+import { landlockEnforcement } from "../src/landlock/launcher-check.js";
+import {
+  buildLauncherInto,
+  createFixture,
+  type Fixture,
+  kernelAbi,
+  PACKAGE_DIR,
+  policyFor,
+  run,
+  runnerFailureLine,
+} from "./landlock-harness.js";
+
+const buildDir = mkdtempSync(join(tmpdir(), "landlock-launcher-"));
+let launcherPath = "";
+let abi = 0;
+
+beforeAll(() => {
+  launcherPath = buildLauncherInto(buildDir);
+  abi = kernelAbi(launcherPath);
+});
+afterAll(() => rmSync(buildDir, { recursive: true, force: true }));
+
+describe("landlock probe", () => {
+  it("reports the kernel ABI, full enforcement and network deny on this host", () => {
+    expect.assertions(2);
+    expect(abi).toBeGreaterThanOrEqual(4);
+    expect(createLandlockBackend({ launcherPath }).probe()).toEqual({
+      backend: "landlock",
+      available: true,
+      enforcement: "full",
+      facts: { landlockAbi: abi },
+      networkDeny: true,
+    });
+  });
+
+  it("says why when the launcher could not be built (compiler error)", () => {
+    expect.assertions(2);
+    const dir = join(buildDir, "broken-cc");
+    mkdirSync(dir);
+    const path = buildLauncherInto(dir, { ...process.env, CC: "false" });
+    expect(existsSync(path)).toBe(false);
+    expect(createLandlockBackend({ launcherPath: path }).probe()).toEqual({
+      backend: "landlock",
+      available: false,
+      reason: "Landlock launcher could not be built: false exited with 1: no compiler output",
+    });
+  });
+
+  it("says why when no compiler exists at all", () => {
+    expect.assertions(1);
+    const dir = join(buildDir, "no-cc");
+    mkdirSync(dir);
+    const path = buildLauncherInto(dir, { ...process.env, CC: "suaveplan-no-such-cc" });
+    expect(createLandlockBackend({ launcherPath: path }).probe()).toEqual({
+      backend: "landlock",
+      available: false,
+      reason:
+        "Landlock launcher could not be built: suaveplan-no-such-cc: C compiler not found (set CC or install cc)",
+    });
+  });
+
+  it("says why when the launcher was never built", () => {
+    expect.assertions(1);
+    expect(createLandlockBackend({ launcherPath: join(buildDir, "never-built") }).probe()).toEqual({
+      backend: "landlock",
+      available: false,
+      reason:
+        "Landlock launcher is not built: run the package build (tsup && node scripts/build-launcher.mjs) with a C compiler (cc or $CC) available",
+    });
+  });
+
+  it("reports partial enforcement below ABI 3 and names the missing rights", () => {
+    expect.assertions(3);
+    expect(landlockEnforcement(3)).toEqual({ enforcement: "full" });
+    expect(landlockEnforcement(2)).toEqual({
+      enforcement: "partial",
+      reason:
+        "kernel Landlock ABI 2 lacks TRUNCATE (ABI 3): truncate(2) of a file outside the writable roots is not governed",
+    });
+    expect(landlockEnforcement(1)).toEqual({
+      enforcement: "partial",
+      reason:
+        "kernel Landlock ABI 1 lacks TRUNCATE (ABI 3): truncate(2) of a file outside the writable roots is not governed; REFER (ABI 2): every rename or link across directories is refused, even inside the workspace",
+    });
+  });
+
+  it("landlockLauncherPath() points into the package's dist/", () => {
+    expect.assertions(1);
+    expect(landlockLauncherPath()).toBe(join(PACKAGE_DIR, "dist", "landlock-launcher"));
+  });
+});
+
+describe("landlock wrap", () => {
+  let fx: Fixture;
+  let probe: BackendProbeResult;
+  const backend = () => createLandlockBackend({ launcherPath });
+
+  beforeEach(() => {
+    fx = createFixture();
+    probe = {
+      backend: "landlock",
+      available: true,
+      enforcement: "full",
+      facts: { landlockAbi: abi },
+      networkDeny: true,
+    };
+  });
+  afterEach(() => fx.dispose());
+
+  it("builds the launcher argv for workspace-write with the temp area and TMPDIR", () => {
+    expect.assertions(1);
+    expect(backend().wrap(["bash", "-c", "echo hi"], policyFor(fx), probe)).toEqual({
+      argv: [
+        launcherPath,
+        "--min-abi",
+        String(abi),
+        "--rw",
+        fx.workspace,
+        "--rw",
+        fx.tempDir,
+        "--",
+        "bash",
+        "-c",
+        "echo hi",
+      ],
+      enforcement: "full",
+      denialSignatures: ["Permission denied", "Invalid cross-device link"],
+      runnerFailureRules: [{ allowedExitCodes: [121], fatalSignatures: ["landlock-launcher:"] }],
+      env: { TMPDIR: fx.tempDir },
+      backend: "landlock",
+    });
+  });
+
+  it("grants no writable root under read-only and adds --deny-net for network deny", () => {
+    expect.assertions(1);
+    const confined = backend().wrap(["true"], policyFor(fx, { mode: "read-only", network: "deny" }), probe);
+    expect(confined).toEqual({
+      argv: [launcherPath, "--min-abi", String(abi), "--deny-net", "--", "true"],
+      enforcement: "full",
+      denialSignatures: LANDLOCK_DENIAL_SIGNATURES,
+      runnerFailureRules: LANDLOCK_RUNNER_FAILURE_RULES,
+      backend: "landlock",
+    });
+  });
+
+  it("refuses protected paths inside a writable root (Landlock cannot subtract a sub-path)", () => {
+    expect.assertions(2);
+    const policy = policyFor(fx, { protectedPaths: [join(fx.workspace, ".git", "hooks")] });
+    expect(() => backend().wrap(["true"], policy, probe)).toThrow(SandboxUnavailableError);
+    expect(() => backend().wrap(["true"], policy, probe)).toThrow(
+      "The landlock backend cannot keep policy.protectedPaths read-only: 1 of them overlap a writable root, and Landlock rules only add access beneath a directory, never subtract a sub-path. Use the landlock+bwrap backend, or drop those paths from protectedPaths (SANDBOX_UNAVAILABLE)",
+    );
+  });
+
+  it("accepts protected paths under read-only, where everything is read-only anyway", () => {
+    expect.assertions(1);
+    const policy = policyFor(fx, {
+      mode: "read-only",
+      protectedPaths: [join(fx.workspace, ".git", "hooks")],
+    });
+    expect(backend().wrap(["true"], policy, probe).argv).toEqual([
+      launcherPath,
+      "--min-abi",
+      String(abi),
+      "--",
+      "true",
+    ]);
+  });
+
+  it("fails closed when the probe said unavailable", () => {
+    expect.assertions(2);
+    const down: BackendProbeResult = {
+      backend: "landlock",
+      available: false,
+      reason: "kernel without Landlock",
+    };
+    expect(() => backend().wrap(["true"], policyFor(fx), down)).toThrow(SandboxUnavailableError);
+    expect(() => backend().wrap(["true"], policyFor(fx), down)).toThrow(
+      "The landlock backend cannot confine here: kernel without Landlock. Use another backend or fix the host (SANDBOX_UNAVAILABLE)",
+    );
+  });
+
+  it("fails closed on network deny when the probe found none", () => {
+    expect.assertions(1);
+    const noNet: BackendProbeResult = {
+      ...probe,
+      networkDeny: false,
+      reason: "network deny unavailable: needs Landlock ABI 4, kernel has 3",
+    };
+    expect(() => backend().wrap(["true"], policyFor(fx, { network: "deny" }), noNet)).toThrow(
+      'The landlock backend cannot enforce policy.network "deny" here (network deny unavailable: needs Landlock ABI 4, kernel has 3). Use a backend that can, or allow the network (SANDBOX_UNAVAILABLE)',
+    );
+  });
+
+  it("rejects relative roots and unconfinable modes with SANDBOX_INVALID_POLICY", () => {
+    expect.assertions(2);
+    expect(() => backend().wrap(["true"], policyFor(fx, { workspaceRoot: "ws" }), probe)).toThrow(
+      expect.objectContaining({
+        code: "SANDBOX_INVALID_POLICY",
+        message: "policy.workspaceRoot must be an absolute, canonical path (SANDBOX_INVALID_POLICY)",
+      }),
+    );
+    const unconfined = { ...policyFor(fx), mode: "danger-full-access" } as unknown as ReturnType<
+      typeof policyFor
+    >;
+    expect(() => backend().wrap(["true"], unconfined, probe)).toThrow(
+      expect.objectContaining({ code: "SANDBOX_INVALID_POLICY" }),
+    );
+  });
+});
+
+describe("landlock launcher", () => {
+  let fx: Fixture;
+  beforeEach(() => {
+    fx = createFixture();
+  });
+  afterEach(() => fx.dispose());
+
+  it("a bad flag exits with the dedicated code and a prefixed line the runner-failure rule matches", async () => {
+    expect.assertions(2);
+    const result = await run([launcherPath, "--no-such-flag", "--", "touch", join(fx.workspace, "ran")]);
+    expect(result).toEqual({
+      code: LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE,
+      signal: null,
+      stdout: "",
+      stderr:
+        "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...)\n",
+    });
+    expect(runnerFailureLine(LANDLOCK_RUNNER_FAILURE_RULES, result.code, result.stderr)).toBe(
+      "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...)",
+    );
+  });
+
+  it("a missing writable root fails closed and never runs the command", async () => {
+    expect.assertions(3);
+    const missing = join(fx.root, "missing");
+    const marker = join(fx.workspace, "ran");
+    const result = await run([launcherPath, "--rw", missing, "--", "touch", marker]);
+    expect(result.code).toBe(LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE);
+    expect(result.stderr).toBe(
+      `landlock-launcher: writable root ${missing} is not a directory: No such file or directory\n`,
+    );
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("an ABI floor above the kernel's fails closed", async () => {
+    expect.assertions(1);
+    const result = await run([launcherPath, "--min-abi", "999", "--", "true"]);
+    expect(result).toEqual({
+      code: 121,
+      signal: null,
+      stdout: "",
+      stderr: `landlock-launcher: kernel Landlock ABI ${abi} is older than the required ABI 999\n`,
+    });
+  });
+
+  it("a missing command is the command's failure (127), not a runner failure", async () => {
+    expect.assertions(2);
+    const result = await run([launcherPath, "--", "suaveplan-no-such-command"]);
+    expect(result).toEqual({
+      code: 127,
+      signal: null,
+      stdout: "",
+      stderr: "landlock-launcher: cannot execute suaveplan-no-such-command: No such file or directory\n",
+    });
+    expect(runnerFailureLine(LANDLOCK_RUNNER_FAILURE_RULES, result.code, result.stderr)).toBeUndefined();
+  });
+
+  it("--abi prints the kernel ABI", () => {
+    expect.assertions(1);
+    const result = spawnSync(launcherPath, ["--abi"], { encoding: "utf8" });
+    expect({ status: result.status, stdout: result.stdout }).toEqual({ status: 0, stdout: `${abi}\n` });
+  });
+
+  it("the confined command runs in its own session", async () => {
+    expect.assertions(1);
+    const result = await run([
+      launcherPath,
+      "--",
+      "bash",
+      "-c",
+      'test "$(ps -o sid= -p $$)" -eq $$ && echo own-session',
+    ]);
+    expect(result).toMatchObject({ code: 0, stdout: "own-session\n" });
+  });
+
+  it("the build script compiles the shipped launcher into dist/", () => {
+    expect.assertions(1);
+    const src = readFileSync(join(PACKAGE_DIR, "native", "landlock-launcher.c"), "utf8");
+    expect(src).toContain("#define LAUNCHER_SETUP_FAILED 121");
+  });
+});

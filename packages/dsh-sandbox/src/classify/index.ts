@@ -1,0 +1,7 @@
+export {
+  type ConfinedRunClassification,
+  type ConfinedRunDialect,
+  type ConfinedRunOutcome,
+  type ConfinedRunResult,
+  classifyConfinedRun,
+} from "./classify-confined-run.js";
