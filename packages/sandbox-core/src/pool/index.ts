@@ -1,1 +1,1 @@
-export {};
+export { SandboxPool, type SandboxPoolOptions, type SandboxPoolStats } from "./pool.js";
