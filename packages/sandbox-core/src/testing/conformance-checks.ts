@@ -1,0 +1,727 @@
+import { expect } from "vitest";
+import { SANDBOX_CODES } from "../error-codes/sandbox-codes.js";
+import { truncationSentinel } from "../resource-limiter/output-budget.js";
+import type {
+  EngineCapabilities,
+  EngineLimits,
+  LogEntry,
+  SandboxEngine,
+  SandboxResult,
+} from "../types/sandbox-types.js";
+import { activeResources, childPids, grownResources, sleep } from "./host-probes.js";
+
+/** Tunables of the conformance suite (all optional). */
+export interface EngineConformanceOptions {
+  /** Execution timeout (ms) used by checks that expect `SANDBOX_TIMEOUT`. Default 500. */
+  shortTimeoutMs?: number;
+  /** Execution timeout (ms) used by checks that must succeed. Default 10_000. */
+  timeoutMs?: number;
+  /** Heap limit (bytes) given to the engine for the allocation-bomb check. Default 64 MiB. */
+  memoryLimitBytes?: number;
+  /** Vitest timeout (ms) of each check. Default 60_000. */
+  testTimeoutMs?: number;
+  /** How long (ms) the leak check waits for handles and child processes to go after `destroy()`. Default 3_000. */
+  settleMs?: number;
+}
+
+/** {@link EngineConformanceOptions} with every default applied. */
+export type ResolvedConformanceOptions = Required<EngineConformanceOptions>;
+
+/** Defaults of {@link EngineConformanceOptions}. */
+export const CONFORMANCE_DEFAULTS: ResolvedConformanceOptions = Object.freeze({
+  shortTimeoutMs: 500,
+  timeoutMs: 10_000,
+  memoryLimitBytes: 64 * 1024 * 1024,
+  testTimeoutMs: 60_000,
+  settleMs: 3_000,
+});
+
+/** The capability flags a check may require. */
+export type CapabilityFlag = "enforcesMemoryLimit" | "boundsAsyncWork" | "streamsLogs";
+
+/** What a check gets to work with. */
+export interface ConformanceEnv {
+  /** Create an engine; the harness destroys it after the check. */
+  engine(limits?: Partial<EngineLimits>): Promise<SandboxEngine>;
+  /** Resolved options. */
+  readonly options: ResolvedConformanceOptions;
+}
+
+/** One contract check, run by every engine. */
+export interface ConformanceCheck {
+  /** Contract area (a `describe` block). */
+  readonly group: string;
+  /** What the check proves (an `it` name). */
+  readonly name: string;
+  /** Skip unless the engine declares this capability. */
+  readonly requires?: CapabilityFlag;
+  /** Throws (an assertion error) when the engine breaks the contract. */
+  run(env: ConformanceEnv): Promise<void>;
+}
+
+const { TIMEOUT, ENGINE_FAILED, ENGINE_DISPOSED, MEMORY_EXCEEDED } = SANDBOX_CODES;
+
+function expectShape(result: SandboxResult): void {
+  expect(typeof result.success).toBe("boolean");
+  expect(typeof result.duration).toBe("number");
+  expect(result.duration).toBeGreaterThanOrEqual(0);
+  expect(Array.isArray(result.logs)).toBe(true);
+}
+
+async function expectValue(engine: SandboxEngine, code: string, value: unknown): Promise<SandboxResult> {
+  const result = await engine.execute(code);
+  expectShape(result);
+  expect({ code, success: result.success, error: result.error, result: result.result }).toEqual({
+    code,
+    success: true,
+    error: undefined,
+    result: value,
+  });
+  return result;
+}
+
+async function expectFailure(
+  engine: SandboxEngine,
+  code: string,
+  errorCode: string,
+  options: Parameters<SandboxEngine["execute"]>[2] = {},
+  context: Record<string, unknown> = {},
+): Promise<SandboxResult & { error: string }> {
+  const result = await engine.execute(code, context, options);
+  expectShape(result);
+  expect({ code, success: result.success, errorCode: result.errorCode }).toEqual({
+    code,
+    success: false,
+    errorCode,
+  });
+  expect(typeof result.error).toBe("string");
+  expect(result.error).not.toBe("");
+  return result as SandboxResult & { error: string };
+}
+
+/** Deep prototype check: objects and arrays of a result must be host-realm plain data. */
+function expectHostPlainData(value: unknown, path = "result"): void {
+  if (value === null || typeof value !== "object") return;
+  const proto = Object.getPrototypeOf(value);
+  if (Array.isArray(value)) {
+    expect(proto === Array.prototype, `${path} is a host-realm Array`).toBe(true);
+    for (const [index, item] of value.entries()) expectHostPlainData(item, `${path}[${index}]`);
+    return;
+  }
+  expect(proto === Object.prototype, `${path} is a host-realm plain object`).toBe(true);
+  for (const [key, item] of Object.entries(value)) expectHostPlainData(item, `${path}.${key}`);
+}
+
+function logBytes(logs: readonly LogEntry[]): number {
+  return logs.reduce((sum, entry) => sum + Buffer.byteLength(entry.message), 0);
+}
+
+const NOT_TRANSFERABLE = (kind: string): string => `result is not transferable: ${kind}`;
+
+/**
+ * The contract, one entry per check. Every check asserts something observable,
+ * so an engine that always answers `{ success: true }` (or always rejects)
+ * fails every one of them — `run-engine-conformance.test.ts` proves it.
+ */
+export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
+  // ── results ────────────────────────────────────────────────────────────
+  {
+    group: "results",
+    name: "returns plain data as-is, copied into host-realm objects",
+    async run(env) {
+      const engine = await env.engine();
+      await expectValue(engine, "2 + 3", 5);
+      await expectValue(engine, "'sand' + 'box'", "sandbox");
+      await expectValue(engine, "null", null);
+      await expectValue(engine, "1 > 2", false);
+      await expectValue(engine, "[1, [2, [3]], 'x']", [1, [2, [3]], "x"]);
+      const nested = await expectValue(
+        engine,
+        "const shared = { v: 1 }; ({ n: 1.5, s: 'x', none: null, list: [1, 'two', null, { deep: true }], a: shared, b: shared })",
+        { n: 1.5, s: "x", none: null, list: [1, "two", null, { deep: true }], a: { v: 1 }, b: { v: 1 } },
+      );
+      expectHostPlainData(nested.result);
+    },
+  },
+  {
+    group: "results",
+    name: "returns undefined as a successful undefined result",
+    async run(env) {
+      const engine = await env.engine();
+      const result = await engine.execute("console.log('ran'); undefined");
+      expectShape(result);
+      expect({ success: result.success, result: result.result, logs: result.logs }).toEqual({
+        success: true,
+        result: undefined,
+        logs: [{ level: "log", message: "ran" }],
+      });
+      expect(result.errorCode).toBeUndefined();
+    },
+  },
+  {
+    group: "results",
+    name: "awaits a returned promise",
+    async run(env) {
+      const engine = await env.engine();
+      await expectValue(engine, "Promise.resolve(42)", 42);
+      await expectValue(engine, "(async () => { await null; return { ok: true } })()", { ok: true });
+      await expectValue(engine, "new Promise((resolve) => setTimeout(() => resolve('later'), 20))", "later");
+    },
+  },
+  {
+    group: "results",
+    name: "reports a rejected promise as a failure with its message",
+    async run(env) {
+      const engine = await env.engine();
+      const result = await expectFailure(engine, "Promise.reject(new Error('async boom'))", ENGINE_FAILED);
+      expect(result.error).toContain("async boom");
+    },
+  },
+  {
+    group: "results",
+    name: "refuses function results: 'result is not transferable: function'",
+    async run(env) {
+      const engine = await env.engine();
+      for (const code of [
+        "(function named() {})",
+        "() => 1",
+        "({ data: 1, method() {} })",
+        "[1, class {}]",
+      ]) {
+        const result = await expectFailure(engine, code, ENGINE_FAILED);
+        expect(result.error).toContain(NOT_TRANSFERABLE("function"));
+      }
+    },
+  },
+  {
+    group: "results",
+    name: "refuses symbol and BigInt results: 'result is not transferable: symbol|bigint'",
+    async run(env) {
+      const engine = await env.engine();
+      for (const [code, kind] of [
+        ["Symbol('s')", "symbol"],
+        ["({ key: Symbol.iterator })", "symbol"],
+        ["10n ** 20n", "bigint"],
+        ["[1n]", "bigint"],
+      ] as const) {
+        const result = await expectFailure(engine, code, ENGINE_FAILED);
+        expect(result.error).toContain(NOT_TRANSFERABLE(kind));
+      }
+    },
+  },
+  {
+    group: "results",
+    name: "refuses cyclic results: 'result is not transferable: cyclic'",
+    async run(env) {
+      const engine = await env.engine();
+      for (const code of [
+        "const a = { n: 1 }; a.self = a; a",
+        "const list = [1]; list.push({ back: list }); list",
+      ]) {
+        const result = await expectFailure(engine, code, ENGINE_FAILED);
+        expect(result.error).toContain(NOT_TRANSFERABLE("cyclic"));
+      }
+      // The engine is still usable afterwards.
+      await expectValue(engine, "'still alive'", "still alive");
+    },
+  },
+  // ── errors ─────────────────────────────────────────────────────────────
+  {
+    group: "errors",
+    name: "reports a thrown Error with its name and message, without host stack frames",
+    async run(env) {
+      const engine = await env.engine();
+      const plain = await expectFailure(engine, "throw new Error('boom')", ENGINE_FAILED);
+      expect(plain.error).toContain("boom");
+      const typed = await expectFailure(engine, "null.property", ENGINE_FAILED);
+      expect(typed.error).toContain("TypeError");
+      const custom = await expectFailure(engine, "throw new RangeError('out of range')", ENGINE_FAILED);
+      expect(custom.error).toContain("RangeError: out of range");
+      for (const error of [plain.error, typed.error, custom.error]) {
+        expect(error).not.toMatch(/\n\s+at /);
+        expect(error).not.toContain(process.cwd());
+      }
+    },
+  },
+  {
+    group: "errors",
+    name: "gives thrown non-Errors a usable message",
+    async run(env) {
+      const engine = await env.engine();
+      for (const [code, text] of [
+        ["throw 42", "42"],
+        ["throw null", "null"],
+        ["throw undefined", "undefined"],
+        ["throw 'plain text'", "plain text"],
+        ["throw { a: 1 }", '{"a":1}'],
+      ] as const) {
+        const result = await expectFailure(engine, code, ENGINE_FAILED);
+        expect(result.error).toContain(text);
+      }
+    },
+  },
+  {
+    group: "errors",
+    name: "reports a syntax error with its message and line",
+    async run(env) {
+      const engine = await env.engine();
+      const result = await expectFailure(engine, "const a = 1;\nconst b = 2;\nconst = 3;", ENGINE_FAILED);
+      expect(result.error).toMatch(/SyntaxError: \S/);
+      expect(result.error).toMatch(/\bline 3\b/);
+    },
+  },
+  // ── context and modules ───────────────────────────────────────────────
+  {
+    group: "context and modules",
+    name: "copies context values in as guest globals and never mutates the host object",
+    async run(env) {
+      const engine = await env.engine();
+      const context = { a: 2, b: 3, obj: { n: 1, list: [1] } };
+      const snapshot = structuredClone(context);
+      const sum = await engine.execute("a + b", context);
+      expect({ success: sum.success, result: sum.result }).toEqual({ success: true, result: 5 });
+      const mutated = await engine.execute("obj.n = 99; obj.list.push(2); a = 0; obj", context);
+      expect({ success: mutated.success, result: mutated.result }).toEqual({
+        success: true,
+        result: { n: 99, list: [1, 2] },
+      });
+      expect(context).toEqual(snapshot);
+      const realm = await engine.execute(
+        "Object.getPrototypeOf(obj) === Object.prototype && obj.list instanceof Array",
+        context,
+      );
+      expect({ success: realm.success, result: realm.result }).toEqual({ success: true, result: true });
+    },
+  },
+  {
+    group: "context and modules",
+    name: "exposes registered data modules as globals (copied, never mutated)",
+    async run(env) {
+      const engine = await env.engine();
+      const exports = { region: "eu", limits: [1, 2] };
+      engine.registerModule({ name: "config", exports });
+      await expectValue(engine, "config.region + config.limits.length", "eu2");
+      await expectValue(engine, "config.region = 'us'; config.limits.push(3); config.region", "us");
+      expect(exports).toEqual({ region: "eu", limits: [1, 2] });
+      await expectValue(engine, "config.region", "eu");
+    },
+  },
+  {
+    group: "context and modules",
+    name: "evaluates source modules inside the sandbox",
+    async run(env) {
+      const engine = await env.engine();
+      engine.registerModule({ name: "mathx", source: "module.exports = { double: (n) => n * 2, pi: 3 };" });
+      await expectValue(engine, "mathx.double(21) + mathx.pi", 45);
+    },
+  },
+  {
+    group: "context and modules",
+    name: "unregisterModule and reset remove modules",
+    async run(env) {
+      const engine = await env.engine();
+      engine.registerModule({ name: "gone", exports: { v: 1 } });
+      await expectValue(engine, "gone.v", 1);
+      expect(engine.unregisterModule("gone")).toBe(true);
+      expect(engine.unregisterModule("gone")).toBe(false);
+      await expectValue(engine, "typeof gone", "undefined");
+      engine.registerModule({ name: "again", exports: 2 });
+      await expectValue(engine, "again", 2);
+      engine.reset();
+      await expectValue(engine, "typeof again", "undefined");
+    },
+  },
+  // ── timeouts ───────────────────────────────────────────────────────────
+  {
+    group: "timeouts",
+    name: "ends a synchronous loop with SANDBOX_TIMEOUT and stays usable",
+    async run(env) {
+      const engine = await env.engine();
+      const result = await expectFailure(engine, "while (true) {}", TIMEOUT, {
+        timeout: env.options.shortTimeoutMs,
+      });
+      expect(result.error).toMatch(/timed out|timeout/i);
+      await expectValue(engine, "1 + 1", 2);
+      const limited = await env.engine({ timeout: env.options.shortTimeoutMs });
+      await expectFailure(limited, "for (;;) {}", TIMEOUT);
+      const after = await limited.execute("'usable'");
+      expect({ success: after.success, result: after.result }).toEqual({ success: true, result: "usable" });
+    },
+  },
+  {
+    group: "timeouts",
+    name: "ends endless microtask loops with SANDBOX_TIMEOUT and stays usable",
+    requires: "boundsAsyncWork",
+    async run(env) {
+      const engine = await env.engine();
+      const timeout = env.options.shortTimeoutMs;
+      await expectFailure(engine, "(async () => { for (;;) await null; })()", TIMEOUT, { timeout });
+      await expectFailure(
+        engine,
+        "Promise.resolve().then(function f() { return Promise.resolve().then(f); })",
+        TIMEOUT,
+        { timeout },
+      );
+      await expectValue(engine, "'usable'", "usable");
+    },
+  },
+  {
+    group: "timeouts",
+    name: "ends never-settling promises and outliving timers with SANDBOX_TIMEOUT",
+    requires: "boundsAsyncWork",
+    async run(env) {
+      const engine = await env.engine();
+      const timeout = env.options.shortTimeoutMs;
+      await expectFailure(engine, "new Promise(() => {})", TIMEOUT, { timeout });
+      await expectFailure(engine, "new Promise((resolve) => setTimeout(resolve, 600000))", TIMEOUT, {
+        timeout,
+      });
+      await expectValue(engine, "'usable'", "usable");
+    },
+  },
+  // ── timers ─────────────────────────────────────────────────────────────
+  {
+    group: "timers",
+    name: "provides setTimeout, setInterval, clearTimeout, clearInterval and queueMicrotask",
+    async run(env) {
+      const engine = await env.engine();
+      await expectValue(
+        engine,
+        "[setTimeout, setInterval, clearTimeout, clearInterval, queueMicrotask].map((f) => typeof f).join()",
+        "function,function,function,function,function",
+      );
+      await expectValue(
+        engine,
+        "new Promise((done) => { let n = 0; const id = setInterval(() => { n++; if (n === 3) { clearInterval(id); done(n); } }, 5); })",
+        3,
+      );
+      await expectValue(
+        engine,
+        "new Promise((done) => { const id = setTimeout(() => done('cleared timer fired'), 10); clearTimeout(id); setTimeout(() => done('ok'), 40); })",
+        "ok",
+      );
+      await expectValue(engine, "new Promise((done) => setTimeout((a, b) => done(a + b), 1, 2, 3))", 5);
+      await expectValue(
+        engine,
+        "new Promise((done) => { const order = []; queueMicrotask(() => order.push('micro')); order.push('sync'); setTimeout(() => done(order.join()), 0); })",
+        "sync,micro",
+      );
+    },
+  },
+  {
+    group: "timers",
+    name: "awaits a sleeping async function",
+    async run(env) {
+      const engine = await env.engine();
+      await expectValue(
+        engine,
+        "(async () => { await new Promise((r) => setTimeout(r, 50)); return 'slept'; })()",
+        "slept",
+      );
+    },
+  },
+  {
+    group: "timers",
+    name: "keeps the execution alive until a pending timer fires",
+    async run(env) {
+      const engine = await env.engine();
+      const result = await engine.execute("setTimeout(() => console.log('fired'), 50); 'sync result'");
+      expect({ success: result.success, result: result.result, logs: result.logs }).toEqual({
+        success: true,
+        result: "sync result",
+        logs: [{ level: "log", message: "fired" }],
+      });
+    },
+  },
+  {
+    group: "timers",
+    name: "cancels every timer when the execution ends with an error",
+    async run(env) {
+      const engine = await env.engine();
+      const late: LogEntry[] = [];
+      let resolved = false;
+      const onLog = (entry: LogEntry): void => {
+        if (resolved) late.push(entry);
+      };
+      const result = await engine.execute(
+        "setTimeout(() => console.log('late timeout'), 150); setInterval(() => console.log('late interval'), 20); throw new Error('early')",
+        {},
+        { onLog },
+      );
+      resolved = true;
+      expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+        success: false,
+        errorCode: ENGINE_FAILED,
+      });
+      expect(result.error).toContain("early");
+      await sleep(400);
+      expect(late).toEqual([]);
+    },
+  },
+  {
+    group: "timers",
+    name: "cancels every timer when the execution times out",
+    requires: "boundsAsyncWork",
+    async run(env) {
+      const engine = await env.engine();
+      const late: LogEntry[] = [];
+      let resolved = false;
+      const result = await engine.execute(
+        "setInterval(() => console.log('tick'), 10); setTimeout(() => console.log('late'), 700); new Promise(() => {})",
+        {},
+        {
+          timeout: env.options.shortTimeoutMs,
+          onLog: (entry) => {
+            if (resolved) late.push(entry);
+          },
+        },
+      );
+      resolved = true;
+      expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+        success: false,
+        errorCode: TIMEOUT,
+      });
+      await sleep(900);
+      expect(late).toEqual([]);
+    },
+  },
+  // ── memory ─────────────────────────────────────────────────────────────
+  {
+    group: "memory",
+    name: "ends an allocation bomb with SANDBOX_MEMORY_EXCEEDED; host and engine survive",
+    requires: "enforcesMemoryLimit",
+    async run(env) {
+      const engine = await env.engine({ memoryLimit: env.options.memoryLimitBytes, timeout: 60_000 });
+      await expectFailure(
+        engine,
+        "const hoard = []; for (;;) hoard.push(new Array(1e6).fill(hoard.length));",
+        MEMORY_EXCEEDED,
+      );
+      await expectValue(engine, "'survived'", "survived");
+    },
+  },
+  // ── console ────────────────────────────────────────────────────────────
+  {
+    group: "console",
+    name: "captures log/info/warn/error/debug with their level, in order",
+    async run(env) {
+      const engine = await env.engine();
+      const result = await engine.execute(
+        "console.log('a'); console.info('b'); console.warn('c'); console.error('d'); console.debug('e'); console.log('f', 1, true, null); 0",
+      );
+      expect({ success: result.success, logs: result.logs }).toEqual({
+        success: true,
+        logs: [
+          { level: "log", message: "a" },
+          { level: "info", message: "b" },
+          { level: "warn", message: "c" },
+          { level: "error", message: "d" },
+          { level: "debug", message: "e" },
+          { level: "log", message: "f 1 true null" },
+        ],
+      });
+    },
+  },
+  {
+    group: "console",
+    name: "truncates output at maxOutputSize bytes with the sentinel",
+    async run(env) {
+      const code = "console.log('0123456789'); console.log('abcdefghij'); console.log('never kept'); 'done'";
+      const expected = [
+        { level: "log", message: "0123456789" },
+        { level: "log", message: "abcdef" },
+        { level: "warn", message: truncationSentinel(16) },
+      ];
+      const limited = await env.engine({ maxOutputSize: 16 });
+      const byLimit = await limited.execute(code);
+      expect({ success: byLimit.success, result: byLimit.result, logs: byLimit.logs }).toEqual({
+        success: true,
+        result: "done",
+        logs: expected,
+      });
+      const engine = await env.engine();
+      const byOption = await engine.execute(code, {}, { maxOutputSize: 16 });
+      expect({ success: byOption.success, logs: byOption.logs }).toEqual({ success: true, logs: expected });
+    },
+  },
+  {
+    group: "console",
+    name: "bounds a console flood (1e5 lines, and an endless loop until the timeout)",
+    async run(env) {
+      const engine = await env.engine({ maxOutputSize: 1024 });
+      const budget = 1024;
+      let delivered = 0;
+      const onLog = (): void => {
+        delivered++;
+      };
+      const lines = await engine.execute(
+        "for (let i = 0; i < 1e5; i++) console.log('x'.repeat(1000) + i); 'flooded'",
+        {},
+        { onLog },
+      );
+      expect({ success: lines.success, result: lines.result }).toEqual({ success: true, result: "flooded" });
+      expect(lines.logs.at(-1)).toEqual({ level: "warn", message: truncationSentinel(budget) });
+      expect(logBytes(lines.logs.slice(0, -1))).toBeLessThanOrEqual(budget);
+      expect(delivered).toBeLessThanOrEqual(lines.logs.length);
+      const endless = await expectFailure(engine, "for (;;) console.log('x'.repeat(1000))", TIMEOUT, {
+        timeout: env.options.shortTimeoutMs,
+        onLog,
+      });
+      expect(endless.logs.at(-1)).toEqual({ level: "warn", message: truncationSentinel(budget) });
+      expect(logBytes(endless.logs.slice(0, -1))).toBeLessThanOrEqual(budget);
+      expect(delivered).toBeLessThanOrEqual(lines.logs.length + endless.logs.length);
+    },
+  },
+  {
+    group: "console",
+    name: "delivers every captured entry to options.onLog before execute resolves",
+    async run(env) {
+      const engine = await env.engine();
+      const seen: LogEntry[] = [];
+      const result = await engine.execute(
+        "console.log('one'); console.warn('two'); Promise.resolve().then(() => console.error('three')).then(() => 3)",
+        {},
+        { onLog: (entry) => seen.push(entry), maxOutputSize: 1024 },
+      );
+      const expected = [
+        { level: "log", message: "one" },
+        { level: "warn", message: "two" },
+        { level: "error", message: "three" },
+      ];
+      expect({ success: result.success, result: result.result, logs: result.logs }).toEqual({
+        success: true,
+        result: 3,
+        logs: expected,
+      });
+      expect(seen).toEqual(expected);
+    },
+  },
+  {
+    group: "console",
+    name: "streams a log emitted before a 300 ms sleep before execute resolves",
+    requires: "streamsLogs",
+    async run(env) {
+      const engine = await env.engine();
+      let resolved = false;
+      let lateArrived = false;
+      let lateArrivedRightAfterEarly: boolean | undefined;
+      const arrivals: Array<{ message: string; beforeResolve: boolean }> = [];
+      const result = await engine.execute(
+        "(async () => { console.log('early'); await new Promise((r) => setTimeout(r, 300)); console.log('late'); return 'done'; })()",
+        {},
+        {
+          onLog: (entry) => {
+            arrivals.push({ message: entry.message, beforeResolve: !resolved });
+            if (entry.message === "late") lateArrived = true;
+            // A replaying engine delivers "late" in the same burst as "early";
+            // a streaming one delivers "early" while the guest still sleeps.
+            if (entry.message === "early") setImmediate(() => (lateArrivedRightAfterEarly = lateArrived));
+          },
+        },
+      );
+      resolved = true;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect({ success: result.success, result: result.result }).toEqual({ success: true, result: "done" });
+      expect({ arrivals, lateArrivedRightAfterEarly }).toEqual({
+        arrivals: [
+          { message: "early", beforeResolve: true },
+          { message: "late", beforeResolve: true },
+        ],
+        lateArrivedRightAfterEarly: false,
+      });
+    },
+  },
+  // ── concurrency ────────────────────────────────────────────────────────
+  {
+    group: "concurrency",
+    name: "keeps concurrent executions' results, logs and contexts apart",
+    async run(env) {
+      const engine = await env.engine();
+      const ids = [0, 1, 2, 3];
+      const results = await Promise.all(
+        ids.map((id) =>
+          engine.execute(
+            "console.log('run ' + id); (async () => { await new Promise((r) => setTimeout(r, delay)); globalThis.mine = id; return { id, mine }; })()",
+            { id, delay: (ids.length - id) * 30 },
+          ),
+        ),
+      );
+      expect(results.map((r) => ({ success: r.success, result: r.result, logs: r.logs }))).toEqual(
+        ids.map((id) => ({
+          success: true,
+          result: { id, mine: id },
+          logs: [{ level: "log", message: `run ${id}` }],
+        })),
+      );
+    },
+  },
+  // ── lifecycle ──────────────────────────────────────────────────────────
+  {
+    group: "lifecycle",
+    name: "isolates globals and prototypes between executions",
+    async run(env) {
+      const engine = await env.engine();
+      await expectValue(
+        engine,
+        "globalThis.leaked = 1; var hoisted = 2; Array.prototype.polluted = 3; Object.prototype.tainted = 4; 'written'",
+        "written",
+      );
+      await expectValue(
+        engine,
+        "[typeof leaked, typeof hoisted, typeof [].polluted, typeof ({}).tainted].join()",
+        "undefined,undefined,undefined,undefined",
+      );
+    },
+  },
+  {
+    group: "lifecycle",
+    name: "destroy() is idempotent; later executions resolve SANDBOX_ENGINE_DISPOSED",
+    async run(env) {
+      const engine = await env.engine();
+      await expectValue(engine, "1 + 1", 2);
+      await engine.destroy();
+      await engine.destroy();
+      const result = await expectFailure(engine, "1 + 1", ENGINE_DISPOSED);
+      expect(result.result).toBeUndefined();
+    },
+  },
+  {
+    group: "lifecycle",
+    name: "destroy() leaves no handles or child processes behind",
+    async run(env) {
+      const resourcesBefore = activeResources();
+      const childrenBefore = childPids();
+      const engine = await env.engine();
+      await expectValue(
+        engine,
+        "(async () => { await new Promise((r) => setTimeout(r, 10)); return 'ok'; })()",
+        "ok",
+      );
+      await expectFailure(engine, "while (true) {}", TIMEOUT, { timeout: env.options.shortTimeoutMs });
+      await expectValue(engine, "setTimeout(() => {}, 20); 'pending timer'", "pending timer");
+      await engine.destroy();
+      const deadline = Date.now() + env.options.settleMs;
+      let grown: string[] = [];
+      let extraChildren: number[] = [];
+      for (;;) {
+        grown = grownResources(resourcesBefore, activeResources());
+        const children = childPids();
+        extraChildren =
+          children === undefined || childrenBefore === undefined
+            ? []
+            : [...children].filter((pid) => !childrenBefore.has(pid));
+        if ((grown.length === 0 && extraChildren.length === 0) || Date.now() > deadline) break;
+        await sleep(50);
+      }
+      expect({ grownResources: grown, extraChildProcesses: extraChildren }).toEqual({
+        grownResources: [],
+        extraChildProcesses: [],
+      });
+    },
+  },
+]);
+
+/** True when `capabilities` lets the check run. */
+export function checkApplies(check: ConformanceCheck, capabilities: EngineCapabilities): boolean {
+  return check.requires === undefined || capabilities[check.requires] === true;
+}
