@@ -300,9 +300,9 @@ describe("landlock launcher", () => {
     expect(result).toMatchObject({ code: 0, stdout: "own-session\n" });
   });
 
-  it("the build script compiles the shipped launcher into dist/", () => {
+  it("the dedicated exit code constant matches the launcher's C source", () => {
     expect.assertions(1);
     const src = readFileSync(join(PACKAGE_DIR, "native", "landlock-launcher.c"), "utf8");
-    expect(src).toContain("#define LAUNCHER_SETUP_FAILED 121");
+    expect(src).toContain(`#define LAUNCHER_SETUP_FAILED ${LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE}\n`);
   });
 });

@@ -86,6 +86,13 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
         reason: "bubblewrap (bwrap) is not installed or not on PATH",
       };
     }
+    if (!isExecutable(bwrap)) {
+      return {
+        backend: "landlock+bwrap",
+        available: false,
+        reason: "the configured bwrapPath is not an executable file",
+      };
+    }
     const check = checkLauncher(launcherPath, timeoutMs);
     if (!check.ok) return { backend: "landlock+bwrap", available: false, reason: check.reason };
     const { abi } = check;
@@ -158,14 +165,18 @@ function findOnPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     if (dir === "") continue;
     const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
+    if (isExecutable(candidate)) return candidate;
   }
   return undefined;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function bwrapVersion(bwrap: string, timeoutMs: number): string | undefined {
