@@ -1,3 +1,15 @@
+// @suaveplan/sandbox-core: every feature is also its own subpath export (./audit-logger, ./pool, ...).
+
+// Audit log
+export {
+  type AuditEntry,
+  type AuditedResult,
+  AuditLogger,
+  type AuditLoggerOptions,
+  type AuditSearch,
+  type AuditStatistics,
+  hashCode,
+} from "./audit-logger/index.js";
 // Errors
 export {
   type CodeRecord,
@@ -12,8 +24,36 @@ export {
   type SuaveplanErrorJSON,
   type SuaveplanErrorOptions,
 } from "./error-codes/index.js";
+// Modules
+export {
+  BLOCKED_MODULES,
+  BUILTIN_MODULE_NAMES,
+  type BuiltinModuleName,
+  ModuleResolver,
+  RESERVED_MODULE_NAMES,
+} from "./module-resolver/index.js";
+// Pool
+export { SandboxPool, type SandboxPoolOptions, type SandboxPoolStats } from "./pool/index.js";
 // Resource limits
-export { byteLength, LogCollector, truncateOutput, truncationSentinel } from "./resource-limiter/index.js";
+export {
+  byteLength,
+  LogCollector,
+  ResourceLimiter,
+  type ResourceLimiterOptions,
+  truncateOutput,
+  truncationSentinel,
+} from "./resource-limiter/index.js";
+// Streaming
+export {
+  ResultStreamer,
+  type ResultStreamerOptions,
+  type StreamChunk,
+  type StreamCompleteChunk,
+  type StreamErrorChunk,
+  type StreamListener,
+  type StreamLogChunk,
+  type StreamResultChunk,
+} from "./result-streamer/index.js";
 // Schemas
 export {
   describeZodError,
@@ -27,6 +67,25 @@ export {
   SandboxOptionsSchema,
   SandboxPoolConfigSchema,
 } from "./schemas/index.js";
+// Telemetry
+export {
+  type ExecutionAttributes,
+  type ExecutionOutcome,
+  executionOutcome,
+  type PoolAcquisitionAttributes,
+  type PoolAcquisitionResult,
+  type RuleBlockAttributes,
+  recordDuration,
+  recordExecution,
+  recordPoolAcquisition,
+  recordRuleBlock,
+  SANDBOX_METER_NAME,
+  SANDBOX_METRIC_NAMES,
+  sandboxExecutionDurationHistogram,
+  sandboxExecutionsCounter,
+  sandboxPoolAcquisitionsCounter,
+  sandboxRuleBlocksCounter,
+} from "./telemetry/index.js";
 // Types
 export {
   type Clock,
