@@ -1,1 +1,26 @@
-export {};
+// Engine
+export {
+  IsolateEngine,
+  type IsolateEngineOptions,
+  type NodeSnapshotPolicy,
+} from "./isolate-engine/isolate-engine.js";
+
+// Isolate factory contract (structural mirror of isolated-vm 5.x)
+export type {
+  CreateIsolateOptions,
+  IsolateContext,
+  IsolateFactory,
+  IsolateHandle,
+  IsolateHeapStatistics,
+  IsolateReference,
+  IsolateScript,
+  IsolateTransferOptions,
+} from "./isolate-factory/isolate-factory.js";
+export {
+  createIsolatedVmFactory,
+  ISOLATED_VM_INSTALL_HINT,
+  type IsolatedVmFactoryOptions,
+} from "./isolate-factory/isolated-vm-factory.js";
+
+// Node startup-snapshot detection
+export { isNodeSnapshotDisabled, needsNoNodeSnapshot } from "./node-snapshot/node-snapshot.js";

@@ -1,0 +1,631 @@
+/**
+ * Guest-side bootstrap, compiled once per isolate and run once in every fresh
+ * context before user code.
+ *
+ * The host puts exactly two globals on the new context: {@link HOST_GLOBAL}
+ * (a host function that isolated-vm turns into a copy-only callback) and
+ * {@link PAYLOAD_GLOBAL} (a structured copy of the code, context and modules).
+ * The bootstrap's first statements capture both into closure variables and
+ * delete the globals, so user code never sees an isolated-vm object or the
+ * host callback. Everything the guest can reach afterwards (console, timers)
+ * is a strict-mode guest function that closes over the callback; strict mode
+ * keeps `fn.caller`, `arguments.callee` and stack-trace `getFunction()` from
+ * handing a bootstrap function (and through it the callback) to user code.
+ *
+ * Built-ins are captured before user code runs and called through
+ * `Reflect.apply`, so user code that patches `Array.prototype` or `Promise`
+ * can break its own result but cannot redirect the bootstrap. The callback is
+ * only ever called directly, never looked up on or passed to a guest object.
+ *
+ * Host calls (`host(op, …)`): `"l"` log line, `"t"` arm timer (returns false
+ * when refused), `"c"` clear timer, `"d"` outcome. The script's completion
+ * value is the `fire(id)` function the host calls, by `Reference`, when a
+ * timer is due.
+ *
+ * @internal
+ */
+
+/** Global holding the host callback until the bootstrap deletes it. */
+export const HOST_GLOBAL = "__suaveplanHost";
+/** Global holding the payload copy until the bootstrap deletes it. */
+export const PAYLOAD_GLOBAL = "__suaveplanPayload";
+
+/** What the host copies into the context. */
+export interface GuestPayload {
+  /** Prepared user code (see `toGuestScript`). */
+  code: string;
+  /** Console budget in UTF-8 bytes. */
+  maxOutputSize: number;
+  /** Longest pending-timer list the host accepts. */
+  maxTimers: number;
+  /** Values installed as globals after the modules. */
+  context?: Record<string, unknown>;
+  /** Modules installed as globals, in registration order. */
+  modules?: Array<{ name: string; exports?: unknown; source?: string }>;
+}
+
+/** The bootstrap source. Plain ES2022; no backticks inside. */
+export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
+(function bootstrap(global) {
+  const host = global.${HOST_GLOBAL};
+  const payload = global.${PAYLOAD_GLOBAL};
+  delete global.${HOST_GLOBAL};
+  delete global.${PAYLOAD_GLOBAL};
+
+  const ReflectApply = Reflect.apply;
+  const ObjectCreate = Object.create;
+  const ObjectKeys = Object.keys;
+  const ObjectDefineProperty = Object.defineProperty;
+  const ObjectGetPrototypeOf = Object.getPrototypeOf;
+  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const ObjectPrototype = Object.prototype;
+  const ObjectPrototypeToString = Object.prototype.toString;
+  const ObjectPrototypeHasOwnProperty = Object.prototype.hasOwnProperty;
+  const ArrayIsArray = Array.isArray;
+  const ArrayBufferIsView = ArrayBuffer.isView;
+  const ArrayPrototypeJoin = Array.prototype.join;
+  const PromiseCtor = Promise;
+  const PromiseResolve = Promise.resolve;
+  const PromisePrototypeThen = Promise.prototype.then;
+  const StringCtor = String;
+  const StringPrototypeSlice = String.prototype.slice;
+  const StringPrototypeCharCodeAt = String.prototype.charCodeAt;
+  const StringPrototypeReplace = String.prototype.replace;
+  const StringPrototypeStartsWith = String.prototype.startsWith;
+  const RegExpPrototypeTest = RegExp.prototype.test;
+  const RegExpPrototypeToString = RegExp.prototype.toString;
+  const SymbolPrototypeToString = Symbol.prototype.toString;
+  const FunctionPrototypeToString = Function.prototype.toString;
+  const DatePrototypeToISOString = Date.prototype.toISOString;
+  const DatePrototypeGetTime = Date.prototype.getTime;
+  const NumberIsNaN = Number.isNaN;
+  const NumberParseInt = Number.parseInt;
+  const NumberParseFloat = Number.parseFloat;
+  const NumberCtor = Number;
+  const JSONStringify = JSON.stringify;
+  const SetCtor = Set;
+  const SetPrototypeAdd = Set.prototype.add;
+  const SetPrototypeHas = Set.prototype.has;
+  const SetPrototypeDelete = Set.prototype.delete;
+  const SetPrototypeForEach = Set.prototype.forEach;
+  const SetPrototypeSize = ObjectGetOwnPropertyDescriptor(Set.prototype, "size").get;
+  const MapPrototypeForEach = Map.prototype.forEach;
+  const MapPrototypeSize = ObjectGetOwnPropertyDescriptor(Map.prototype, "size").get;
+  const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const RangeErrorCtor = RangeError;
+  const indirectEval = global.eval;
+  const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+  const QUOTE_ESCAPES = /['\\\n\r\t]/g;
+
+  const budget = payload.maxOutputSize;
+  const maxTimers = payload.maxTimers;
+
+  function define(name, value) {
+    ObjectDefineProperty(global, name, { value: value, writable: true, enumerable: false, configurable: true });
+  }
+
+  function slice(text, start, end) {
+    return ReflectApply(StringPrototypeSlice, text, [start, end]);
+  }
+
+  function utf8Length(text, limit) {
+    let bytes = 0;
+    const length = text.length;
+    for (let i = 0; i < length && bytes <= limit; i++) {
+      const code = ReflectApply(StringPrototypeCharCodeAt, text, [i]);
+      if (code < 0x80) bytes += 1;
+      else if (code < 0x800) bytes += 2;
+      else if (code >= 0xd800 && code <= 0xdbff && i + 1 < length) {
+        const next = ReflectApply(StringPrototypeCharCodeAt, text, [i + 1]);
+        if (next >= 0xdc00 && next <= 0xdfff) {
+          bytes += 4;
+          i++;
+        } else bytes += 3;
+      } else bytes += 3;
+    }
+    return bytes;
+  }
+
+  function isMap(value) {
+    try {
+      ReflectApply(MapPrototypeSize, value, []);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  function isSet(value) {
+    try {
+      ReflectApply(SetPrototypeSize, value, []);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  function isDate(value) {
+    try {
+      ReflectApply(DatePrototypeGetTime, value, []);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  function isRegExp(value) {
+    try {
+      ReflectApply(RegExpPrototypeToString, value, []);
+      return ReflectApply(ObjectPrototypeToString, value, []) === "[object RegExp]";
+    } catch {
+      return false;
+    }
+  }
+
+  function isError(value) {
+    return value instanceof ErrorCtor || ReflectApply(ObjectPrototypeToString, value, []) === "[object Error]";
+  }
+
+  // ---- console formatting: a compact, single-line util.inspect ----
+
+  function quote(text) {
+    return "'" + ReflectApply(StringPrototypeReplace, text, [QUOTE_ESCAPES, escapeChar]) + "'";
+  }
+
+  function escapeChar(char) {
+    if (char === "\n") return "\\n";
+    if (char === "\r") return "\\r";
+    if (char === "\t") return "\\t";
+    return "\\" + char;
+  }
+
+  function functionLabel(fn) {
+    let source = "";
+    try {
+      source = ReflectApply(FunctionPrototypeToString, fn, []);
+    } catch {}
+    let name = "";
+    try {
+      const descriptor = ObjectGetOwnPropertyDescriptor(fn, "name");
+      if (descriptor !== undefined && typeof descriptor.value === "string") name = descriptor.value;
+    } catch {}
+    if (ReflectApply(StringPrototypeStartsWith, source, ["class"])) {
+      return "[class " + (name === "" ? "(anonymous)" : name) + "]";
+    }
+    return "[Function: " + (name === "" ? "(anonymous)" : name) + "]";
+  }
+
+  function errorLabel(error) {
+    try {
+      const stack = error.stack;
+      if (typeof stack === "string" && stack !== "") return stack;
+    } catch {}
+    return describeError(error);
+  }
+
+  function constructorName(value) {
+    try {
+      const proto = ObjectGetPrototypeOf(value);
+      if (proto === null) return null;
+      const descriptor = ObjectGetOwnPropertyDescriptor(proto, "constructor");
+      if (descriptor !== undefined && typeof descriptor.value === "function") {
+        const name = descriptor.value.name;
+        if (typeof name === "string") return name;
+      }
+    } catch {}
+    return "";
+  }
+
+  function inspect(value, depth, state, nested) {
+    if (state.left <= 0) return "...";
+    const type = typeof value;
+    let out;
+    if (type === "string") out = nested ? quote(value) : value;
+    else if (type === "number") out = value === 0 && 1 / value < 0 ? "-0" : StringCtor(value);
+    else if (type === "bigint") out = StringCtor(value) + "n";
+    else if (type === "symbol") out = ReflectApply(SymbolPrototypeToString, value, []);
+    else if (type === "function") out = functionLabel(value);
+    else if (value === null || type !== "object") out = StringCtor(value);
+    else out = inspectObject(value, depth, state);
+    state.left -= out.length;
+    return out;
+  }
+
+  function inspectObject(value, depth, state) {
+    if (ReflectApply(SetPrototypeHas, state.seen, [value])) return "[Circular]";
+    if (isError(value)) return errorLabel(value);
+    if (isDate(value)) {
+      try {
+        return ReflectApply(DatePrototypeToISOString, value, []);
+      } catch {
+        return "Invalid Date";
+      }
+    }
+    if (isRegExp(value)) return ReflectApply(RegExpPrototypeToString, value, []);
+    if (value instanceof PromiseCtor) return "Promise {}";
+    const array = ArrayIsArray(value);
+    const map = !array && isMap(value);
+    const set = !array && !map && isSet(value);
+    const name = constructorName(value);
+    if (depth > 2) return array ? "[Array]" : "[" + (name === null || name === "" ? "Object" : name) + "]";
+    ReflectApply(SetPrototypeAdd, state.seen, [value]);
+    const parts = [];
+    const push = (part) => {
+      parts[parts.length] = part;
+    };
+    let more = 0;
+    if (map) {
+      ReflectApply(MapPrototypeForEach, value, [
+        (entry, key) => {
+          if (parts.length >= 100 || state.left <= 0) more++;
+          else push(inspect(key, depth + 1, state, true) + " => " + inspect(entry, depth + 1, state, true));
+        },
+      ]);
+    } else if (set) {
+      ReflectApply(SetPrototypeForEach, value, [
+        (entry) => {
+          if (parts.length >= 100 || state.left <= 0) more++;
+          else push(inspect(entry, depth + 1, state, true));
+        },
+      ]);
+    } else {
+      const keys = ObjectKeys(value);
+      for (let i = 0; i < keys.length; i++) {
+        if (parts.length >= 100 || state.left <= 0) {
+          more = keys.length - i;
+          break;
+        }
+        const key = keys[i];
+        const descriptor = ObjectGetOwnPropertyDescriptor(value, key);
+        let shown;
+        if (descriptor === undefined) continue;
+        if (descriptor.get !== undefined || descriptor.set !== undefined) {
+          shown = descriptor.get !== undefined && descriptor.set !== undefined ? "[Getter/Setter]" : descriptor.get !== undefined ? "[Getter]" : "[Setter]";
+        } else shown = inspect(descriptor.value, depth + 1, state, true);
+        if (array && ReflectApply(RegExpPrototypeTest, /^(0|[1-9][0-9]*)$/, [key])) push(shown);
+        else push((ReflectApply(RegExpPrototypeTest, IDENTIFIER, [key]) ? key : quote(key)) + ": " + shown);
+      }
+    }
+    ReflectApply(SetPrototypeDelete, state.seen, [value]);
+    if (more > 0) push("... " + more + " more item" + (more === 1 ? "" : "s"));
+    const body = ReflectApply(ArrayPrototypeJoin, parts, [", "]);
+    if (array) return parts.length === 0 ? "[]" : "[ " + body + " ]";
+    let prefix = "";
+    if (map) prefix = "Map(" + ReflectApply(MapPrototypeSize, value, []) + ") ";
+    else if (set) prefix = "Set(" + ReflectApply(SetPrototypeSize, value, []) + ") ";
+    else if (name === null) prefix = "[Object: null prototype] ";
+    else if (name !== "Object") prefix = (name === "" ? "Object" : name) + " ";
+    return prefix + (parts.length === 0 ? "{}" : "{ " + body + " }");
+  }
+
+  function formatArgs(args, limit) {
+    const state = { left: limit, seen: new SetCtor() };
+    const parts = [];
+    let start = 0;
+    const first = args[0];
+    if (typeof first === "string" && args.length > 1) {
+      let text = "";
+      let next = 1;
+      let i = 0;
+      while (i < first.length) {
+        const char = first[i];
+        if (char === "%" && i + 1 < first.length) {
+          const spec = first[i + 1];
+          if (spec === "%") {
+            text += "%";
+            i += 2;
+            continue;
+          }
+          if (next < args.length && (spec === "s" || spec === "d" || spec === "i" || spec === "f" || spec === "j" || spec === "o" || spec === "O" || spec === "c")) {
+            const arg = args[next++];
+            if (spec === "s") text += typeof arg === "string" ? arg : inspect(arg, 1, state, false);
+            else if (spec === "d") text += typeof arg === "bigint" ? StringCtor(arg) + "n" : StringCtor(NumberCtor(arg));
+            else if (spec === "i") text += typeof arg === "bigint" ? StringCtor(arg) + "n" : StringCtor(NumberParseInt(arg));
+            else if (spec === "f") text += StringCtor(NumberParseFloat(arg));
+            else if (spec === "j") {
+              try {
+                text += JSONStringify(arg);
+              } catch {
+                text += "[Circular]";
+              }
+            } else if (spec !== "c") text += inspect(arg, 0, state, true);
+            i += 2;
+            continue;
+          }
+        }
+        text += char;
+        i++;
+        if (text.length > limit) break;
+      }
+      parts[0] = text;
+      state.left -= text.length;
+      start = next;
+    } else if (args.length > 0) {
+      parts[0] = inspect(first, 0, state, false);
+      start = 1;
+    }
+    for (let i = start; i < args.length && state.left > 0; i++) {
+      parts[parts.length] = inspect(args[i], 0, state, false);
+    }
+    return ReflectApply(ArrayPrototypeJoin, parts, [" "]);
+  }
+
+  // ---- console: streamed to the host, capped here so a flood never crosses ----
+
+  let usedBytes = 0;
+  let capped = false;
+
+  function emit(level, args) {
+    if (capped) return;
+    const room = budget - usedBytes;
+    let message;
+    try {
+      message = formatArgs(args, room + 1);
+    } catch (error) {
+      message = "[unprintable value: " + describeThrown(error) + "]";
+    }
+    if (typeof message !== "string") message = "";
+    const size = utf8Length(message, room);
+    if (size > room) {
+      capped = true;
+      message = slice(message, 0, room + 1);
+    } else usedBytes += size;
+    host("l", level, message);
+  }
+
+  const console = {};
+  const levels = ["log", "info", "warn", "error", "debug"];
+  for (let i = 0; i < levels.length; i++) {
+    const level = levels[i];
+    const method = {
+      [level](...args) {
+        emit(level, args);
+      },
+    }[level];
+    ObjectDefineProperty(console, level, { value: method, writable: true, enumerable: true, configurable: true });
+  }
+  define("console", console);
+
+  // ---- outcome ----
+
+  let delivered = false;
+  let failed = false;
+
+  function describeError(error) {
+    let name = "Error";
+    let message = "";
+    try {
+      const n = error.name;
+      if (typeof n === "string" && n !== "") name = n;
+    } catch {}
+    try {
+      const m = error.message;
+      message = typeof m === "string" ? m : StringCtor(m);
+    } catch {}
+    return message === "" ? name : name + ": " + message;
+  }
+
+  function describeThrown(thrown) {
+    try {
+      const type = typeof thrown;
+      if (thrown !== null && (type === "object" || type === "function")) {
+        if (isError(thrown)) return describeError(thrown);
+        if (type === "object") {
+          try {
+            const json = JSONStringify(thrown);
+            if (typeof json === "string") return json;
+          } catch {}
+        }
+        return inspect(thrown, 0, { left: budget, seen: new SetCtor() }, true);
+      }
+      if (type === "symbol") return ReflectApply(SymbolPrototypeToString, thrown, []);
+      return StringCtor(thrown);
+    } catch {
+      return "an exception whose message could not be read";
+    }
+  }
+
+  function clip(text) {
+    return text.length > budget ? slice(text, 0, budget) : text;
+  }
+
+  function fail(thrown, kind) {
+    if (failed) return;
+    failed = true;
+    host("d", false, clip(describeThrown(thrown)), kind === undefined ? "thrown" : kind);
+  }
+
+  function failTransfer(reason) {
+    if (failed) return;
+    failed = true;
+    host("d", false, clip("result is not transferable: " + reason), "transfer");
+  }
+
+  function untransferable(root) {
+    const path = new SetCtor();
+    function walk(value, depth) {
+      const type = typeof value;
+      if (type === "function") return "function";
+      if (type === "symbol") return "symbol";
+      if (type === "bigint") return "bigint";
+      if (type !== "object" || value === null) return undefined;
+      if (ReflectApply(SetPrototypeHas, path, [value])) return "cyclic";
+      if (ArrayBufferIsView(value)) return undefined;
+      if (depth > 1000) return "nested deeper than 1000 levels";
+      ReflectApply(SetPrototypeAdd, path, [value]);
+      let found;
+      if (isMap(value)) {
+        ReflectApply(MapPrototypeForEach, value, [
+          (entry, key) => {
+            if (found === undefined) found = walk(key, depth + 1);
+            if (found === undefined) found = walk(entry, depth + 1);
+          },
+        ]);
+      } else if (isSet(value)) {
+        ReflectApply(SetPrototypeForEach, value, [
+          (entry) => {
+            if (found === undefined) found = walk(entry, depth + 1);
+          },
+        ]);
+      } else {
+        const keys = ObjectKeys(value);
+        for (let i = 0; i < keys.length && found === undefined; i++) found = walk(value[keys[i]], depth + 1);
+      }
+      ReflectApply(SetPrototypeDelete, path, [value]);
+      return found;
+    }
+    try {
+      return walk(root, 0);
+    } catch (error) {
+      return describeThrown(error);
+    }
+  }
+
+  function deliver(value) {
+    if (delivered || failed) return;
+    delivered = true;
+    const problem = untransferable(value);
+    if (problem !== undefined) return failTransfer(problem);
+    try {
+      host("d", true, value);
+    } catch (error) {
+      failTransfer(describeThrown(error));
+    }
+  }
+
+  function settle(value) {
+    if (value !== null && (typeof value === "object" || typeof value === "function")) {
+      let promise;
+      try {
+        promise = ReflectApply(PromiseResolve, PromiseCtor, [value]);
+      } catch (error) {
+        return fail(error);
+      }
+      ReflectApply(PromisePrototypeThen, promise, [deliver, fail]);
+    } else deliver(value);
+  }
+
+  // ---- timers: scheduled by the host, run here; all cancelled when the execution ends ----
+
+  const timers = ObjectCreate(null);
+  let pendingTimers = 0;
+  let nextTimerId = 1;
+
+  function addTimer(callback, delay, args, repeat) {
+    if (typeof callback !== "function") {
+      throw new TypeErrorCtor('The "callback" argument must be of type function');
+    }
+    if (pendingTimers >= maxTimers) {
+      throw new RangeErrorCtor("Too many pending timers: the sandbox allows " + maxTimers);
+    }
+    let ms = NumberCtor(delay);
+    if (!(ms >= 1 && ms <= 2147483647)) ms = 1;
+    const id = nextTimerId++;
+    timers[id] = { callback: callback, args: args, repeat: repeat };
+    pendingTimers++;
+    if (host("t", id, ms, repeat) !== true) {
+      delete timers[id];
+      pendingTimers--;
+      throw new RangeErrorCtor("The sandbox refused the timer");
+    }
+    return id;
+  }
+
+  function clearTimer(id) {
+    if (typeof id !== "number" || timers[id] === undefined) return;
+    delete timers[id];
+    pendingTimers--;
+    host("c", id);
+  }
+
+  define("setTimeout", function setTimeout(callback, delay, ...args) {
+    return addTimer(callback, delay, args, false);
+  });
+  define("setInterval", function setInterval(callback, delay, ...args) {
+    return addTimer(callback, delay, args, true);
+  });
+  define("clearTimeout", function clearTimeout(id) {
+    clearTimer(id);
+  });
+  define("clearInterval", function clearInterval(id) {
+    clearTimer(id);
+  });
+  define("queueMicrotask", function queueMicrotask(callback) {
+    if (typeof callback !== "function") {
+      throw new TypeErrorCtor('The "callback" argument must be of type function');
+    }
+    ReflectApply(PromisePrototypeThen, ReflectApply(PromiseResolve, PromiseCtor, []), [
+      () => {
+        try {
+          ReflectApply(callback, undefined, []);
+        } catch (error) {
+          fail(error);
+        }
+      },
+    ]);
+  });
+
+  function fire(id) {
+    const timer = timers[id];
+    if (timer === undefined) return;
+    if (!timer.repeat) {
+      delete timers[id];
+      pendingTimers--;
+    }
+    try {
+      ReflectApply(timer.callback, undefined, timer.args);
+    } catch (error) {
+      fail(error);
+    }
+  }
+
+  // ---- modules, context, then the user's code ----
+
+  try {
+    const modules = payload.modules;
+    if (modules !== undefined) {
+      for (let i = 0; i < modules.length; i++) {
+        const mod = modules[i];
+        let value = mod.exports;
+        if (typeof mod.source === "string") {
+          const module = { exports: value === undefined ? {} : value };
+          let factory;
+          try {
+            factory = indirectEval("(function (module, exports) {" + mod.source + "\n})");
+            ReflectApply(factory, undefined, [module, module.exports]);
+          } catch (error) {
+            throw new ErrorCtor("module " + mod.name + " failed to load: " + describeThrown(error));
+          }
+          value = module.exports;
+        }
+        define(mod.name, value);
+      }
+    }
+    const context = payload.context;
+    if (context !== undefined) {
+      const keys = ObjectKeys(context);
+      for (let i = 0; i < keys.length; i++) define(keys[i], context[keys[i]]);
+    }
+  } catch (error) {
+    fail(error);
+    return fire;
+  }
+
+  let completion;
+  try {
+    completion = indirectEval(payload.code);
+  } catch (error) {
+    // A SyntaxError here may be the code failing to parse: the host then
+    // compiles it once more to report the line (eval errors carry none).
+    let syntax = false;
+    try {
+      syntax = isError(error) && error.name === "SyntaxError";
+    } catch {}
+    fail(error, syntax ? "syntax" : "thrown");
+    return fire;
+  }
+  settle(completion);
+  return fire;
+})(globalThis);
+`;

@@ -1,0 +1,76 @@
+import { createRequire } from "node:module";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import type { IsolateFactory, IsolateHandle } from "./isolate-factory.js";
+
+/** The install hint every "isolated-vm is unusable" message ends with. */
+export const ISOLATED_VM_INSTALL_HINT =
+  "Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot`";
+
+/** Options for {@link createIsolatedVmFactory}. */
+export interface IsolatedVmFactoryOptions {
+  /**
+   * Where to resolve `isolated-vm` from: a file path or `file:` URL inside the
+   * project that installed it. Defaults to this package's own location.
+   */
+  resolveFrom?: string | URL;
+}
+
+interface IsolatedVmModule {
+  Isolate: new (options: { memoryLimit: number }) => IsolateHandle;
+}
+
+/**
+ * The default {@link IsolateFactory}: loads the real `isolated-vm` 5.x with
+ * `createRequire` the first time an isolate is created, so importing this
+ * package never fails when the optional peer is absent.
+ *
+ * `createIsolate` throws a `SandboxError` with `SANDBOX_ENGINE_FAILED` when
+ * `isolated-vm` is missing, is not 5.x, or its native addon does not load;
+ * the message says what to install.
+ */
+export function createIsolatedVmFactory(options: IsolatedVmFactoryOptions = {}): IsolateFactory {
+  let ivm: IsolatedVmModule | undefined;
+  return {
+    createIsolate({ memoryLimit }) {
+      ivm ??= loadIsolatedVm(options.resolveFrom ?? import.meta.url);
+      return new ivm.Isolate({ memoryLimit });
+    },
+  };
+}
+
+/**
+ * Load `isolated-vm` resolved from `resolveFrom`, checking it is 5.x.
+ * Throws `SANDBOX_ENGINE_FAILED` with an install hint otherwise.
+ */
+export function loadIsolatedVm(resolveFrom: string | URL): IsolatedVmModule {
+  const require = createRequire(resolveFrom);
+  let version: string;
+  try {
+    version = (require("isolated-vm/package.json") as { version: string }).version;
+  } catch (error) {
+    throw new SandboxError(
+      SANDBOX_CODES.ENGINE_FAILED,
+      `IsolateEngine cannot start: the package isolated-vm is not installed. ${ISOLATED_VM_INSTALL_HINT}`,
+      { cause: error },
+    );
+  }
+  if (!/^5\./.test(version)) {
+    throw new SandboxError(
+      SANDBOX_CODES.ENGINE_FAILED,
+      `IsolateEngine cannot start: isolated-vm ${version} is installed but 5.x is required. ${ISOLATED_VM_INSTALL_HINT}`,
+      { details: { version } },
+    );
+  }
+  try {
+    const loaded = require("isolated-vm") as Partial<IsolatedVmModule>;
+    if (typeof loaded.Isolate !== "function") throw new TypeError("it exports no Isolate class");
+    return loaded as IsolatedVmModule;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new SandboxError(
+      SANDBOX_CODES.ENGINE_FAILED,
+      `IsolateEngine cannot start: isolated-vm ${version} is installed but did not load (${reason}). Rebuild it for this Node version with \`npm rebuild isolated-vm\`, or reinstall: ${ISOLATED_VM_INSTALL_HINT}`,
+      { cause: error, details: { version } },
+    );
+  }
+}
