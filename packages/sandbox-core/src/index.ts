@@ -45,6 +45,7 @@ export {
 } from "./resource-limiter/index.js";
 // Streaming
 export {
+  type PushableChunk,
   ResultStreamer,
   type ResultStreamerOptions,
   type StreamChunk,

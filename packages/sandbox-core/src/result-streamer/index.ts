@@ -1,4 +1,5 @@
 export {
+  type PushableChunk,
   ResultStreamer,
   type ResultStreamerOptions,
   type StreamChunk,

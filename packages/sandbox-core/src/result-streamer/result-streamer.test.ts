@@ -39,6 +39,29 @@ describe("ResultStreamer", () => {
     expect(thrown(() => stream.pushError("late")).code).toBe("SANDBOX_STREAM_CLOSED");
     expect(thrown(() => stream.pushResult(1)).code).toBe("SANDBOX_STREAM_CLOSED");
     expect(thrown(() => stream.complete(RESULT)).code).toBe("SANDBOX_STREAM_CLOSED");
+    expect(thrown(() => stream.pushChunk({ type: "log", data: "late" })).message).toBe(
+      "ResultStreamer.pushChunk: the stream is closed (after complete()); use a new ResultStreamer for each execution (SANDBOX_STREAM_CLOSED)",
+    );
+  });
+
+  it("pushChunk stamps log, error and result chunks and refuses a complete chunk", () => {
+    const stream = new ResultStreamer({ clock: () => 5 });
+    const received: StreamChunk[] = [];
+    stream.subscribe((chunk) => received.push(chunk));
+    stream.pushChunk({ type: "log", data: "l", level: "warn" });
+    stream.pushChunk({ type: "error", data: "e" });
+    stream.pushChunk({ type: "result", data: [1] });
+    const error = thrown(() => stream.pushChunk({ type: "complete", data: RESULT } as never));
+    expect(error.message).toBe(
+      "ResultStreamer.pushChunk: chunk.type must be log, error or result; end the stream with complete(result) (SANDBOX_INVALID_OPTIONS)",
+    );
+    stream.flush();
+    expect(received).toEqual([
+      { type: "log", data: "l", level: "warn", timestamp: 5 },
+      { type: "error", data: "e", timestamp: 5 },
+      { type: "result", data: [1], timestamp: 5 },
+    ]);
+    stream.destroy();
   });
 
   it("flush emits buffered chunks to subscribers", () => {

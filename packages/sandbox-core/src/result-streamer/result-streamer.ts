@@ -35,6 +35,12 @@ export interface StreamCompleteChunk {
 /** One unit delivered to subscribers and iterators. */
 export type StreamChunk = StreamLogChunk | StreamErrorChunk | StreamResultChunk | StreamCompleteChunk;
 
+/** What {@link ResultStreamer.pushChunk} accepts: any non-final chunk, without its timestamp. */
+export type PushableChunk =
+  | Omit<StreamLogChunk, "timestamp">
+  | Omit<StreamErrorChunk, "timestamp">
+  | Omit<StreamResultChunk, "timestamp">;
+
 /** Receives chunks on every flush, in push order. */
 export type StreamListener = (chunk: StreamChunk) => void;
 
@@ -125,23 +131,35 @@ export class ResultStreamer implements AsyncIterable<StreamChunk> {
 
   /** Queue a console line. */
   pushLog(message: string, level?: LogLevel): void {
-    this.assertOpen("pushLog");
-    const chunk: StreamLogChunk = { type: "log", data: message, timestamp: this.clock() };
-    if (level !== undefined) chunk.level = level;
-    this.push(chunk);
+    this.stamp(
+      "pushLog",
+      level === undefined ? { type: "log", data: message } : { type: "log", data: message, level },
+    );
   }
 
   /** Queue a failure; an `Error` contributes its message only (never its stack). */
   pushError(error: unknown): void {
-    this.assertOpen("pushError");
-    const data = error instanceof Error ? error.message : String(error);
-    this.push({ type: "error", data, timestamp: this.clock() });
+    this.stamp("pushError", { type: "error", data: error instanceof Error ? error.message : String(error) });
   }
 
   /** Queue a value. */
   pushResult(value: unknown): void {
-    this.assertOpen("pushResult");
-    this.push({ type: "result", data: value, timestamp: this.clock() });
+    this.stamp("pushResult", { type: "result", data: value });
+  }
+
+  /**
+   * Queue a `log`, `error` or `result` chunk, stamped with the clock (end the
+   * stream with {@link complete}). Throws `SANDBOX_STREAM_CLOSED` once closed.
+   */
+  pushChunk(chunk: PushableChunk): void {
+    if (chunk.type !== "log" && chunk.type !== "error" && chunk.type !== "result") {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_OPTIONS,
+        "ResultStreamer.pushChunk: chunk.type must be log, error or result; end the stream with complete(result)",
+        { details: { field: "chunk.type" } },
+      );
+    }
+    this.stamp("pushChunk", chunk);
   }
 
   /** Queue the final `complete` chunk, flush everything and close the stream. */
@@ -225,6 +243,11 @@ export class ResultStreamer implements AsyncIterable<StreamChunk> {
   /** This streamer as an `AsyncIterable` (for APIs that want a plain iterable object). */
   toAsyncIterable(): AsyncIterable<StreamChunk> {
     return { [Symbol.asyncIterator]: () => this[Symbol.asyncIterator]() };
+  }
+
+  private stamp(method: string, chunk: PushableChunk): void {
+    this.assertOpen(method);
+    this.push({ ...chunk, timestamp: this.clock() } as StreamChunk);
   }
 
   private push(chunk: StreamChunk): void {
