@@ -1,1 +1,1 @@
-export {};
+export { WORKER_STARTUP_TIMEOUT_MS, WorkerEngine, type WorkerEngineOptions } from "./worker-engine/index.js";

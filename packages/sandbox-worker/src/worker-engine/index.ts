@@ -1,0 +1,1 @@
+export { WORKER_STARTUP_TIMEOUT_MS, WorkerEngine, type WorkerEngineOptions } from "./worker-engine.js";
