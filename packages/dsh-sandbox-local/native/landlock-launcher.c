@@ -1,7 +1,7 @@
 /*
  * landlock-launcher — confine one command with Landlock, then exec it.
  *
- *   landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...
+ *   landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] -- CMD [ARG]...
  *   landlock-launcher --abi          print the kernel's Landlock ABI and exit 0
  *
  * What the confined command gets:
@@ -231,45 +231,135 @@ static void drop_all_capabilities(void) {
 #define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #endif
 
-/* seccomp: refuse socket(2) for every family but AF_UNIX, and io_uring (which can open sockets). */
-static void install_socket_filter(void) {
-#ifndef NATIVE_AUDIT_ARCH
-  fail("network deny: no seccomp socket filter for this CPU architecture");
-#else
-  struct sock_filter filter[] = {
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-#if defined(__x86_64__)
-    /* x32 ABI syscalls carry bit 30; refuse them all under network deny. */
-    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+/* Generic syscall numbers newer than some libc headers. */
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
 #endif
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
-  };
-  struct sock_fprog prog = {.len = (unsigned short)(sizeof filter / sizeof filter[0]), .filter = filter};
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+/* Highest syscall number this filter knows; newer ones get ENOSYS (libc falls back). */
+#define HIGHEST_KNOWN_NR 466
+
+/* Inode-flag ioctls (chattr) that work on a read-only fd of a file the caller owns. */
+#define IOC_SETFLAGS 0x40086602U   /* FS_IOC_SETFLAGS (64-bit) */
+#define IOC32_SETFLAGS 0x40046602U /* FS_IOC32_SETFLAGS */
+#define IOC_FSSETXATTR 0x401c5820U /* FS_IOC_FSSETXATTR */
+
+#define FILTER_MAX 96
+struct filter_builder {
+  struct sock_filter insns[FILTER_MAX];
+  unsigned short len;
+};
+
+static void emit(struct filter_builder *b, struct sock_filter insn) {
+  if (b->len >= FILTER_MAX) fail("seccomp filter too long");
+  b->insns[b->len++] = insn;
+}
+
+#define RET_ERRNO(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+#define RET_ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
+
+/* `if (nr == sysno) return -err;` — expects the syscall number in the accumulator. */
+static void deny_syscall(struct filter_builder *b, unsigned int sysno, int err) {
+  emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sysno, 0, 1));
+  emit(b, (struct sock_filter)RET_ERRNO(err));
+}
+
+/*
+ * seccomp, for what Landlock does not govern:
+ *   --deny-net: socket(2) for every family but AF_UNIX (UDP, raw, netlink …);
+ *   --freeze-metadata (read-only mode): chmod, chown, utimes and xattr
+ *     syscalls and the chattr ioctls, which Landlock leaves to DAC — and a
+ *     file's owner may change its metadata through a read-only path;
+ *   both: io_uring (its operations bypass seccomp), x32 and foreign-ABI
+ *     syscalls (their numbers differ), and syscalls newer than this filter.
+ */
+static void install_seccomp(int deny_net, int freeze_metadata) {
+#ifndef NATIVE_AUDIT_ARCH
+  (void)deny_net;
+  (void)freeze_metadata;
+  fail("no seccomp filter for this CPU architecture (needed for network deny and read-only metadata)");
+#else
+  struct filter_builder b = {.len = 0};
+  emit(&b, (struct sock_filter)LOAD(arch));
+  emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0));
+  emit(&b, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+  emit(&b, (struct sock_filter)LOAD(nr));
+#if defined(__x86_64__)
+  emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1));
+  emit(&b, (struct sock_filter)RET_ERRNO(EACCES));
+#endif
+  emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, HIGHEST_KNOWN_NR, 0, 1));
+  emit(&b, (struct sock_filter)RET_ERRNO(ENOSYS));
+  deny_syscall(&b, __NR_io_uring_setup, ENOSYS);
+  deny_syscall(&b, __NR_io_uring_enter, ENOSYS);
+  deny_syscall(&b, __NR_io_uring_register, ENOSYS);
+  if (freeze_metadata) {
+    static const unsigned int metadata_syscalls[] = {
+#ifdef __NR_chmod
+      __NR_chmod,
+#endif
+#ifdef __NR_chown
+      __NR_chown,
+#endif
+#ifdef __NR_lchown
+      __NR_lchown,
+#endif
+#ifdef __NR_utime
+      __NR_utime,
+#endif
+#ifdef __NR_utimes
+      __NR_utimes,
+#endif
+#ifdef __NR_futimesat
+      __NR_futimesat,
+#endif
+      __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_fchown, __NR_fchownat, __NR_utimensat,
+      __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr,
+      __NR_fremovexattr, __NR_setxattrat, __NR_removexattrat,
+    };
+    for (size_t i = 0; i < sizeof metadata_syscalls / sizeof metadata_syscalls[0]; i++) {
+      deny_syscall(&b, metadata_syscalls[i], EACCES);
+    }
+    /* ioctl: refuse the inode-flag setters, allow every other command. */
+    emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 6));
+    emit(&b, (struct sock_filter)LOAD(args[1]));
+    emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IOC_SETFLAGS, 3, 0));
+    emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IOC32_SETFLAGS, 2, 0));
+    emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IOC_FSSETXATTR, 1, 0));
+    emit(&b, (struct sock_filter)RET_ALLOW);
+    emit(&b, (struct sock_filter)RET_ERRNO(EACCES));
+  }
+  if (deny_net) {
+    /* socket: allow AF_UNIX only. The accumulator still holds nr here. */
+    emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 4));
+    emit(&b, (struct sock_filter)LOAD(args[0]));
+    emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
+    emit(&b, (struct sock_filter)RET_ALLOW);
+    emit(&b, (struct sock_filter)RET_ERRNO(EACCES));
+  }
+  emit(&b, (struct sock_filter)RET_ALLOW);
+  struct sock_fprog prog = {.len = b.len, .filter = b.insns};
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
-    fail("network deny: installing the seccomp socket filter failed: %s", strerror(errno));
+    fail("installing the seccomp filter failed: %s", strerror(errno));
   }
 #endif
 }
 
 static void usage_error(const char *what) {
-  fail("%s (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...)", what);
+  fail("%s (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] -- CMD [ARG]...)", what);
 }
 
 int main(int argc, char **argv) {
   const char *rw_roots[MAX_RW_ROOTS];
   int rw_count = 0;
   int deny_net = 0;
+  int freeze_metadata = 0;
   long min_abi = 1;
   int cmd_index = -1;
 
@@ -290,13 +380,15 @@ int main(int argc, char **argv) {
       rw_roots[rw_count++] = dir;
     } else if (strcmp(arg, "--deny-net") == 0) {
       deny_net = 1;
+    } else if (strcmp(arg, "--freeze-metadata") == 0) {
+      freeze_metadata = 1;
     } else if (strcmp(arg, "--min-abi") == 0) {
       if (i + 1 >= argc) usage_error("--min-abi needs a number");
       char *end = NULL;
       min_abi = strtol(argv[++i], &end, 10);
       if (end == NULL || *end != '\0' || min_abi < 1 || min_abi > 1000) usage_error("--min-abi needs a number >= 1");
     } else {
-      fail("unknown option '%s' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...)", arg);
+      fail("unknown option '%s' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] -- CMD [ARG]...)", arg);
     }
   }
   if (cmd_index < 0 || cmd_index >= argc) usage_error("no command after --");
@@ -341,7 +433,7 @@ int main(int argc, char **argv) {
 
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("PR_SET_NO_NEW_PRIVS failed: %s", strerror(errno));
   drop_all_capabilities();
-  if (deny_net) install_socket_filter();
+  if (deny_net || freeze_metadata) install_seccomp(deny_net, freeze_metadata);
   if (syscall(SYS_landlock_restrict_self, ruleset_fd, 0) != 0) fail("landlock_restrict_self failed: %s", strerror(errno));
   close(ruleset_fd);
 

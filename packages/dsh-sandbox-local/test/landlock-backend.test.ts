@@ -14,7 +14,7 @@ import {
   LANDLOCK_RUNNER_FAILURE_RULES,
   landlockLauncherPath,
 } from "../src/landlock/index.js";
-import { landlockEnforcement } from "../src/landlock/launcher-check.js";
+import { landlockEnforcement, METADATA_GAP } from "../src/landlock/launcher-check.js";
 import {
   buildLauncherInto,
   createFixture,
@@ -37,14 +37,15 @@ beforeAll(() => {
 afterAll(() => rmSync(buildDir, { recursive: true, force: true }));
 
 describe("landlock probe", () => {
-  it("reports the kernel ABI, full enforcement and network deny on this host", () => {
+  it("reports the kernel ABI, per-mode enforcement and network deny on this host", () => {
     expect.assertions(2);
     expect(abi).toBeGreaterThanOrEqual(4);
     expect(createLandlockBackend({ launcherPath }).probe()).toEqual({
       backend: "landlock",
       available: true,
-      enforcement: "full",
-      facts: { landlockAbi: abi },
+      enforcement: "partial",
+      reason: `workspace-write is partial: ${METADATA_GAP}`,
+      facts: { landlockAbi: abi, seccomp: true, readOnlyEnforcement: "full" },
       networkDeny: true,
     });
   });
@@ -85,18 +86,26 @@ describe("landlock probe", () => {
     });
   });
 
-  it("reports partial enforcement below ABI 3 and names the missing rights", () => {
-    expect.assertions(3);
-    expect(landlockEnforcement(3)).toEqual({ enforcement: "full" });
-    expect(landlockEnforcement(2)).toEqual({
+  it("reports partial enforcement below ABI 3 and for workspace-write, naming the missing rights", () => {
+    expect.assertions(5);
+    expect(landlockEnforcement(3, "read-only", true)).toEqual({ enforcement: "full" });
+    expect(landlockEnforcement(3, "read-only", false)).toEqual({
+      enforcement: "partial",
+      reason: `${METADATA_GAP} (no seccomp metadata filter here)`,
+    });
+    expect(landlockEnforcement(7, "workspace-write", true)).toEqual({
+      enforcement: "partial",
+      reason: METADATA_GAP,
+    });
+    expect(landlockEnforcement(2, "read-only", true)).toEqual({
       enforcement: "partial",
       reason:
         "kernel Landlock ABI 2 lacks TRUNCATE (ABI 3): truncate(2) of a file outside the writable roots is not governed",
     });
-    expect(landlockEnforcement(1)).toEqual({
+    expect(landlockEnforcement(1, "read-only", true)).toEqual({
       enforcement: "partial",
       reason:
-        "kernel Landlock ABI 1 lacks TRUNCATE (ABI 3): truncate(2) of a file outside the writable roots is not governed; REFER (ABI 2): every rename or link across directories is refused, even inside the workspace",
+        "kernel Landlock ABI 1 lacks TRUNCATE (ABI 3): truncate(2) of a file outside the writable roots is not governed; it lacks REFER (ABI 2): every rename or link across directories is refused, even inside the workspace",
     });
   });
 
@@ -116,8 +125,8 @@ describe("landlock wrap", () => {
     probe = {
       backend: "landlock",
       available: true,
-      enforcement: "full",
-      facts: { landlockAbi: abi },
+      enforcement: "partial",
+      facts: { landlockAbi: abi, seccomp: true, readOnlyEnforcement: "full" },
       networkDeny: true,
     };
   });
@@ -139,7 +148,7 @@ describe("landlock wrap", () => {
         "-c",
         "echo hi",
       ],
-      enforcement: "full",
+      enforcement: "partial",
       denialSignatures: ["Permission denied", "Invalid cross-device link"],
       runnerFailureRules: [{ allowedExitCodes: [121], fatalSignatures: ["landlock-launcher:"] }],
       env: { TMPDIR: fx.tempDir },
@@ -151,7 +160,7 @@ describe("landlock wrap", () => {
     expect.assertions(1);
     const confined = backend().wrap(["true"], policyFor(fx, { mode: "read-only", network: "deny" }), probe);
     expect(confined).toEqual({
-      argv: [launcherPath, "--min-abi", String(abi), "--deny-net", "--", "true"],
+      argv: [launcherPath, "--min-abi", String(abi), "--deny-net", "--freeze-metadata", "--", "true"],
       enforcement: "full",
       denialSignatures: LANDLOCK_DENIAL_SIGNATURES,
       runnerFailureRules: LANDLOCK_RUNNER_FAILURE_RULES,
@@ -178,6 +187,7 @@ describe("landlock wrap", () => {
       launcherPath,
       "--min-abi",
       String(abi),
+      "--freeze-metadata",
       "--",
       "true",
     ]);
@@ -240,10 +250,10 @@ describe("landlock launcher", () => {
       signal: null,
       stdout: "",
       stderr:
-        "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...)\n",
+        "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] -- CMD [ARG]...)\n",
     });
     expect(runnerFailureLine(LANDLOCK_RUNNER_FAILURE_RULES, result.code, result.stderr)).toBe(
-      "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] -- CMD [ARG]...)",
+      "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] -- CMD [ARG]...)",
     );
   });
 

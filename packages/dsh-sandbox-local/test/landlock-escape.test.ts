@@ -9,6 +9,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,12 +35,25 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(buildDir, { recursive: true, force: true }));
 
-const modes: { name: string; create: (launcher: string) => LocalBackend }[] = [
-  { name: "landlock", create: (launcher) => createLandlockBackend({ launcherPath: launcher }) },
-  { name: "landlock+bwrap", create: (launcher) => createLayeredBackend({ launcherPath: launcher }) },
+const modes: {
+  name: string;
+  create: (launcher: string) => LocalBackend;
+  /** Landlock has no rights for chmod/utimes/xattrs: plain landlock cannot freeze outside metadata under workspace-write. */
+  metadataGapUnderWorkspaceWrite: boolean;
+}[] = [
+  {
+    name: "landlock",
+    create: (launcher) => createLandlockBackend({ launcherPath: launcher }),
+    metadataGapUnderWorkspaceWrite: true,
+  },
+  {
+    name: "landlock+bwrap",
+    create: (launcher) => createLayeredBackend({ launcherPath: launcher }),
+    metadataGapUnderWorkspaceWrite: false,
+  },
 ];
 
-describe.each(modes)("$name", ({ create }) => {
+describe.each(modes)("$name", ({ create, metadataGapUnderWorkspaceWrite }) => {
   let backend: LocalBackend;
   let probe: BackendProbeResult;
   let fx: Fixture;
@@ -78,11 +92,58 @@ describe.each(modes)("$name", ({ create }) => {
     return child;
   }
 
-  it("probes available with full enforcement", () => {
-    expect.assertions(2);
+  it("reports full enforcement for read-only, and for workspace-write unless metadata is a known gap", () => {
+    expect.assertions(3);
     expect(probe.available).toBe(true);
-    expect(probe.enforcement).toBe("full");
+    expect(backend.wrap(["true"], policyFor(fx, { mode: "read-only" }), probe).enforcement).toBe("full");
+    expect(backend.wrap(["true"], policyFor(fx), probe).enforcement).toBe(
+      metadataGapUnderWorkspaceWrite ? "partial" : "full",
+    );
   });
+
+  /** Mode, owner and timestamps of the outside file and directory. */
+  function outsideMetadata(): unknown {
+    return [fx.secret, fx.outside].map((p) => {
+      const st = statSync(p);
+      return { mode: st.mode, uid: st.uid, gid: st.gid, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+    });
+  }
+  const METADATA_ATTACK =
+    'chmod 777 "$OUT"; chmod 700 "$OUTDIR"; chgrp 1 "$OUT"; touch -d 2001-01-01 "$OUT"; touch "$OUTDIR"; chattr +A "$OUT"; exit 0';
+
+  it("attack: chmod, chgrp, touch and chattr an outside file under read-only", async () => {
+    expect.assertions(4);
+    const before = outsideMetadata();
+    const result = await runConfined(backend, probe, policyFor(fx, { mode: "read-only" }), METADATA_ATTACK, {
+      OUT: fx.secret,
+      OUTDIR: fx.outside,
+    });
+    expect(matchesDenial(result.confined.denialSignatures, result.stderr)).toBe(true);
+    expect(outsideMetadata()).toEqual(before);
+    expectOutsideUnchanged();
+  });
+
+  it.skipIf(metadataGapUnderWorkspaceWrite)(
+    "attack: chmod, chgrp, touch and chattr an outside file under workspace-write",
+    async () => {
+      expect.assertions(3);
+      const before = outsideMetadata();
+      await attack(METADATA_ATTACK);
+      expect(outsideMetadata()).toEqual(before);
+      expectOutsideUnchanged();
+    },
+  );
+
+  it.runIf(metadataGapUnderWorkspaceWrite)(
+    "known gap: outside metadata under workspace-write is reported as partial enforcement",
+    async () => {
+      expect.assertions(2);
+      const result = await attack('chmod 600 "$OUT"');
+      // Landlock has no chmod right: the change lands, and the backend says so instead of claiming full.
+      expect(result.confined.enforcement).toBe("partial");
+      expect(statSync(fx.secret).mode & 0o777).toBe(0o600);
+    },
+  );
 
   it("confined process holds no capability and has no_new_privs", async () => {
     expect.assertions(2);

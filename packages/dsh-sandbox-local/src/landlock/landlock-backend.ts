@@ -3,12 +3,7 @@ import { SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/index.js";
 import { LANDLOCK_DENIAL_SIGNATURES, LANDLOCK_RUNNER_FAILURE_RULES } from "./landlock-dialect.js";
 import { checkWrapInputs, launcherArgv, protectedPathsAtRisk, tempEnv } from "./launcher-argv.js";
-import {
-  checkLauncher,
-  landlockEnforcement,
-  launcherCanDenyNetwork,
-  runProbeCommand,
-} from "./launcher-check.js";
+import { checkLauncher, landlockEnforcement, launcherHasSeccomp, runProbeCommand } from "./launcher-check.js";
 import { landlockLauncherPath } from "./launcher-path.js";
 
 /** Options of {@link createLandlockBackend}. */
@@ -27,13 +22,15 @@ export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
  * which grants read/execute everywhere and write only beneath the writable
  * roots (plus `/dev/null`), drops every capability and sets no_new_privs.
  *
- * Enforcement is `full` at Landlock ABI >= 3 and `partial` below (the probe's
- * reason names the missing rights). Landlock can only ADD access beneath a
- * directory, never carve a sub-path out of a writable root, so `wrap` refuses
- * (throws `SandboxUnavailableError`) a `workspace-write` policy whose
- * `protectedPaths` overlap a writable root — use the `landlock+bwrap` backend
- * for those. `network: "deny"` is enforced from ABI 4 (see the package's
- * docs/landlock.md for exactly what that covers).
+ * Enforcement, per call: `read-only` is `full` at Landlock ABI >= 3 (a
+ * seccomp filter refuses the metadata syscalls Landlock does not govern);
+ * `workspace-write` is `partial` — Landlock has no rights for chmod,
+ * timestamps or xattrs, so the metadata of files the caller owns outside the
+ * workspace can still change. The probe reports the weaker of the two and
+ * `facts.readOnlyEnforcement`. Landlock can only ADD access beneath a
+ * directory, so `wrap` refuses (throws `SandboxUnavailableError`) a
+ * `workspace-write` policy whose `protectedPaths` overlap a writable root —
+ * use `landlock+bwrap` for those. `network: "deny"` needs ABI 4.
  */
 export function createLandlockBackend(options: LandlockBackendOptions = {}): LocalBackend {
   const timeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
@@ -43,7 +40,8 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
     const check = checkLauncher(launcherPath, timeoutMs);
     if (!check.ok) return { backend: "landlock", available: false, reason: check.reason };
     const { abi } = check;
-    const trivial = runProbeCommand([launcherPath, "--min-abi", String(abi), "--", "true"], timeoutMs);
+    const base = [launcherPath, "--min-abi", String(abi)];
+    const trivial = runProbeCommand([...base, "--", "true"], timeoutMs);
     if (!trivial.ok) {
       return {
         backend: "landlock",
@@ -52,29 +50,37 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
         facts: { landlockAbi: abi },
       };
     }
-    let networkDeny = false;
-    let networkNote: string | undefined;
-    if (launcherCanDenyNetwork(abi)) {
-      const denied = runProbeCommand(
-        [launcherPath, "--min-abi", String(abi), "--deny-net", "--", "true"],
-        timeoutMs,
-      );
-      networkDeny = denied.ok;
-      if (!denied.ok) networkNote = `network deny unavailable: ${denied.detail}`;
+    const notes: string[] = [];
+    let seccomp = false;
+    if (launcherHasSeccomp()) {
+      const filtered = runProbeCommand([...base, "--freeze-metadata", "--", "true"], timeoutMs);
+      seccomp = filtered.ok;
+      if (!filtered.ok) notes.push(`seccomp filter unavailable: ${filtered.detail}`);
     } else {
-      networkNote =
-        abi < 4
-          ? `network deny unavailable: needs Landlock ABI 4, kernel has ${abi}`
-          : `network deny unavailable: no seccomp socket filter for ${process.arch}`;
+      notes.push(`no seccomp filter for ${process.arch}`);
     }
-    const { enforcement, reason } = landlockEnforcement(abi);
-    const reasons = [reason, networkNote].filter((r): r is string => r !== undefined);
+    let networkDeny = false;
+    if (abi < 4) notes.push(`network deny unavailable: needs Landlock ABI 4, kernel has ${abi}`);
+    else if (seccomp) {
+      const denied = runProbeCommand([...base, "--deny-net", "--", "true"], timeoutMs);
+      networkDeny = denied.ok;
+      if (!denied.ok) notes.push(`network deny unavailable: ${denied.detail}`);
+    } else notes.push("network deny unavailable: it needs the seccomp socket filter");
+    const readOnly = landlockEnforcement(abi, "read-only", seccomp);
+    const workspaceWrite = landlockEnforcement(abi, "workspace-write", seccomp);
+    const reasons = [
+      ...(readOnly.reason !== undefined ? [`read-only is partial: ${readOnly.reason}`] : []),
+      ...(workspaceWrite.reason !== undefined && workspaceWrite.reason !== readOnly.reason
+        ? [`workspace-write is partial: ${workspaceWrite.reason}`]
+        : []),
+      ...notes,
+    ];
     return {
       backend: "landlock",
       available: true,
-      enforcement,
+      enforcement: readOnly.enforcement === "full" ? workspaceWrite.enforcement : "partial",
       ...(reasons.length > 0 ? { reason: reasons.join("; ") } : {}),
-      facts: { landlockAbi: abi },
+      facts: { landlockAbi: abi, seccomp, readOnlyEnforcement: readOnly.enforcement },
       networkDeny,
     };
   }
@@ -97,10 +103,14 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
         `The landlock backend cannot enforce policy.network "deny" here (${probeResult.reason ?? "probe reported no network deny"}). Use a backend that can, or allow the network`,
       );
     }
+    const seccomp = probeResult.facts?.seccomp === true;
     const env = tempEnv(policy);
     return {
-      argv: launcherArgv(launcherPath, abi, argv, policy, denyNetwork),
-      enforcement: landlockEnforcement(abi).enforcement,
+      argv: launcherArgv(launcherPath, abi, argv, policy, {
+        denyNetwork,
+        freezeMetadata: seccomp && policy.mode === "read-only",
+      }),
+      enforcement: landlockEnforcement(abi, policy.mode, seccomp).enforcement,
       denialSignatures: LANDLOCK_DENIAL_SIGNATURES,
       runnerFailureRules: LANDLOCK_RUNNER_FAILURE_RULES,
       ...(env !== undefined ? { env } : {}),

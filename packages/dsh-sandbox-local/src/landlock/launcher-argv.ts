@@ -70,17 +70,26 @@ export function checkWrapInputs(
   return abi;
 }
 
-/** The launcher's own argv: ABI floor, writable roots, network flag, separator, then the command. */
+/** Seccomp-backed launcher features for one call. */
+export interface LauncherFlags {
+  /** `--deny-net`: Landlock TCP rules plus the non-unix socket filter. */
+  denyNetwork: boolean;
+  /** `--freeze-metadata`: refuse chmod/chown/utimes/xattr/chattr everywhere (read-only mode). */
+  freezeMetadata: boolean;
+}
+
+/** The launcher's own argv: ABI floor, writable roots, seccomp flags, separator, then the command. */
 export function launcherArgv(
   launcherPath: string,
   abi: number,
   argv: readonly string[],
   policy: LocalConfinePolicy,
-  denyNetwork: boolean,
+  flags: LauncherFlags,
 ): string[] {
   const out = [launcherPath, "--min-abi", String(abi)];
   for (const root of writableRoots(policy)) out.push("--rw", root);
-  if (denyNetwork) out.push("--deny-net");
+  if (flags.denyNetwork) out.push("--deny-net");
+  if (flags.freezeMetadata) out.push("--freeze-metadata");
   out.push("--", ...argv);
   return out;
 }

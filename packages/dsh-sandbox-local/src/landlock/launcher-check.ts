@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import type { SandboxEnforcement } from "@suaveplan/dsh-sandbox";
+import type { ConfinedSandboxMode, SandboxEnforcement } from "@suaveplan/dsh-sandbox";
 import { LANDLOCK_LAUNCHER_PREFIX, LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE } from "./landlock-dialect.js";
 import { launcherBuildError } from "./launcher-path.js";
 
@@ -17,9 +17,14 @@ export interface ProbeRun {
 /** Architectures the launcher's seccomp socket filter (network deny) knows. */
 const SECCOMP_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64"]);
 
+/** True when the launcher has a seccomp filter for this CPU (`--deny-net`, `--freeze-metadata`). */
+export function launcherHasSeccomp(): boolean {
+  return SECCOMP_ARCHES.has(process.arch);
+}
+
 /** True when the launcher can enforce `--deny-net` at this ABI on this CPU. */
 export function launcherCanDenyNetwork(abi: number): boolean {
-  return abi >= 4 && SECCOMP_ARCHES.has(process.arch);
+  return abi >= 4 && launcherHasSeccomp();
 }
 
 /**
@@ -83,16 +88,33 @@ export function runProbeCommand(argv: readonly string[], timeoutMs: number): Pro
   return { ok: false, detail: launcherFailureText(run.stderr, run.status, run.signal) };
 }
 
-/** Enforcement of plain Landlock at `abi`, with the missing rights spelled out when partial. */
-export function landlockEnforcement(abi: number): { enforcement: SandboxEnforcement; reason?: string } {
-  if (abi >= 3) return { enforcement: "full" };
-  const missing = [
-    "TRUNCATE (ABI 3): truncate(2) of a file outside the writable roots is not governed",
-    ...(abi < 2
-      ? ["REFER (ABI 2): every rename or link across directories is refused, even inside the workspace"]
-      : []),
-  ];
-  return { enforcement: "partial", reason: `kernel Landlock ABI ${abi} lacks ${missing.join("; ")}` };
+/** Why Landlock alone cannot freeze metadata: it has no access rights for it. */
+export const METADATA_GAP =
+  "Landlock does not govern chmod, chgrp, timestamps, extended attributes or inode flags, so the metadata of files the caller owns outside the writable roots can change";
+
+/**
+ * Enforcement of the plain `landlock` backend for one mode. Read-only is
+ * `full` at ABI >= 3 when the seccomp metadata filter is available;
+ * workspace-write is always `partial` (see {@link METADATA_GAP}): metadata
+ * syscalls cannot be refused outside the roots while allowed inside them.
+ */
+export function landlockEnforcement(
+  abi: number,
+  mode: ConfinedSandboxMode,
+  seccomp: boolean,
+): { enforcement: SandboxEnforcement; reason?: string } {
+  const gaps: string[] = [];
+  if (abi < 3)
+    gaps.push(
+      `kernel Landlock ABI ${abi} lacks TRUNCATE (ABI 3): truncate(2) of a file outside the writable roots is not governed`,
+    );
+  if (abi < 2)
+    gaps.push(
+      "it lacks REFER (ABI 2): every rename or link across directories is refused, even inside the workspace",
+    );
+  if (mode === "workspace-write") gaps.push(METADATA_GAP);
+  else if (!seccomp) gaps.push(`${METADATA_GAP} (no seccomp metadata filter here)`);
+  return gaps.length === 0 ? { enforcement: "full" } : { enforcement: "partial", reason: gaps.join("; ") };
 }
 
 function launcherFailureText(stderr: string, status: number | null, signal: NodeJS.Signals | null): string {

@@ -13,7 +13,12 @@ import {
   tempEnv,
   writableRoots,
 } from "./launcher-argv.js";
-import { checkLauncher, launcherCanDenyNetwork, runProbeCommand } from "./launcher-check.js";
+import {
+  checkLauncher,
+  launcherCanDenyNetwork,
+  launcherHasSeccomp,
+  runProbeCommand,
+} from "./launcher-check.js";
 import { landlockLauncherPath } from "./launcher-path.js";
 
 /** Options of {@link createLayeredBackend}. */
@@ -65,7 +70,10 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     for (const path of protectedBinds) out.push("--ro-bind", path, path);
     out.push(
       "--",
-      ...launcherArgv(launcherPath, abi, argv, policy, denyNetwork && launcherCanDenyNetwork(abi)),
+      ...launcherArgv(launcherPath, abi, argv, policy, {
+        denyNetwork: denyNetwork && launcherCanDenyNetwork(abi),
+        freezeMetadata: policy.mode === "read-only" && launcherHasSeccomp(),
+      }),
     );
     return out;
   }
