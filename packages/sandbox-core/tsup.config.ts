@@ -15,6 +15,6 @@ export default defineConfig(
     "result-streamer/index": "src/result-streamer/index.ts",
     "pool/index": "src/pool/index.ts",
     "testing/index": "src/testing/index.ts",
-  "guest-script/index": "src/guest-script/index.ts",
+    "guest-script/index": "src/guest-script/index.ts",
   }),
 );

@@ -1,4 +1,4 @@
-import vm from "node:vm";
+import * as vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { toGuestScript } from "./guest-script.js";
 

@@ -61,7 +61,8 @@ function usesTopLevelAwaitOrReturn(program: PositionedNode): boolean {
     FunctionExpression: collect,
     ArrowFunctionExpression: collect,
   });
-  const insideFunction = (node: PositionedNode) => functions.some(([s, e]) => node.start > s && node.end <= e);
+  const insideFunction = (node: PositionedNode) =>
+    functions.some(([s, e]) => node.start > s && node.end <= e);
   const check = (node: PositionedNode) => {
     if (!found && !insideFunction(node)) found = true;
   };
