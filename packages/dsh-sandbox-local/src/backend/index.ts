@@ -1,1 +1,6 @@
-export type { BackendProbeResult, LocalBackend, LocalBackendName, LocalConfinePolicy } from "./local-backend.js";
+export type {
+  BackendProbeResult,
+  LocalBackend,
+  LocalBackendName,
+  LocalConfinePolicy,
+} from "./local-backend.js";

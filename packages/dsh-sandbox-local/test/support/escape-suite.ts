@@ -5,8 +5,11 @@
  * confined by the provider under test, then checks ON THE HOST that nothing
  * outside the workspace (and no protected sub-path inside it) changed. Each
  * attack script ends by printing {@link ATTEMPTED}, so a sandbox that failed to
- * start cannot pass vacuously. A control block runs the same attacks
- * unconfined and asserts they DO change the host, proving each script bites.
+ * start cannot pass vacuously (the attack runs in a subshell, so a shell that
+ * exits on a failed redirection still reaches the marker). A control block runs the same attacks
+ * unconfined and asserts they DO change the host, proving each script bites —
+ * so every attack must touch ONLY the per-test layout (never e.g. every
+ * process's cwd), or the control run would damage the host.
  *
  * Usage (any backend):
  *
@@ -98,7 +101,7 @@ export const ESCAPE_TECHNIQUES: readonly EscapeTechnique[] = [
   {
     id: "truncate-outside-file",
     title: "truncating a file outside the workspace changes nothing",
-    script: ({ layout: l }) => `: > ${sh(l.secret)}; truncate -s 0 ${sh(l.secret)}`,
+    script: ({ layout: l }) => `true > ${sh(l.secret)}; truncate -s 0 ${sh(l.secret)}`,
   },
   {
     id: "create-outside-entries",
@@ -163,7 +166,7 @@ export const ESCAPE_TECHNIQUES: readonly EscapeTechnique[] = [
     id: "proc-outside-pid-cwd",
     title: "writing via /proc/<outside pid>/cwd and /root changes nothing",
     script: ({ layout: l, hostPid }) =>
-      `echo pwned > /proc/${hostPid}/cwd/secret.txt; echo pwned > /proc/${hostPid}/cwd/new.txt; echo pwned > /proc/${hostPid}/root${sh(l.secret)}; for p in /proc/[0-9]*; do echo pwned > "$p/cwd/secret.txt"; done 2>/dev/null`,
+      `echo pwned > /proc/${hostPid}/cwd/secret.txt; echo pwned > /proc/${hostPid}/cwd/new.txt; echo pwned > /proc/${hostPid}/root${sh(l.secret)}`,
   },
   {
     id: "dotdot-path-traversal",
@@ -183,10 +186,10 @@ export const ESCAPE_TECHNIQUES: readonly EscapeTechnique[] = [
   },
   {
     id: "remount-root-rw",
-    title: "mount -o remount,rw / (and of the outside dir) then writing changes nothing",
+    title: "mount -o remount,rw / (and of the mount holding the outside dir) then writing changes nothing",
     noControl: true,
     script: ({ layout: l }) =>
-      `mount -o remount,rw /; mount -o remount,rw,bind / /; mount -o remount,rw ${sh(l.outside)}; mount --bind ${sh(l.workspace)} ${sh(l.root)}; echo pwned > ${sh(l.secret)}`,
+      `mount -o remount,rw /; mount -o remount,bind,rw /; t=$(df -P ${sh(l.outside)} | awk 'NR==2 {print $6}'); mount -o remount,bind,rw "$t"; mount -o remount,rw "$t"; echo pwned > ${sh(l.secret)}`,
   },
   {
     id: "unshare-userns-then-remount",
@@ -297,7 +300,7 @@ export function describeEscapeSuite(target: EscapeSuiteTarget): void {
           const host = startHostProcess(l.outside);
           onTestFinished(() => host.stop());
           const before = hostState(l, mode === "read-only");
-          const script = `${technique.script({ layout: l, hostPid: host.pid })}\necho ${ATTEMPTED}`;
+          const script = `(\n${technique.script({ layout: l, hostPid: host.pid })}\n)\necho ${ATTEMPTED}`;
           const run = await runConfined(provider, script, policyFor(l));
           let counted = 3;
           expect(run.stdout).toContain(ATTEMPTED);
@@ -337,7 +340,7 @@ export function describeEscapeSuite(target: EscapeSuiteTarget): void {
               shmNew: existsSync(l.shmNew),
             };
             const run = await runUnconfined(
-              `${technique.script({ layout: l, hostPid: host.pid })}\necho ${ATTEMPTED}`,
+              `(\n${technique.script({ layout: l, hostPid: host.pid })}\n)\necho ${ATTEMPTED}`,
               l.workspace,
             );
             expect(run.stdout).toContain(ATTEMPTED);

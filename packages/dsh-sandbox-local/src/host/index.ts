@@ -1,0 +1,1 @@
+export { type HostRunResult, type LocalHost, nodeLocalHost } from "./local-host.js";

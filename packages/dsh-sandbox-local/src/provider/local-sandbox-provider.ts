@@ -1,0 +1,348 @@
+import { lstatSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, normalize, sep } from "node:path";
+import {
+  type ConfinedArgv,
+  type SandboxPolicy,
+  SandboxPolicyError,
+  SandboxProvider,
+  SandboxUnavailableError,
+} from "@suaveplan/dsh-sandbox";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import type {
+  BackendProbeResult,
+  LocalBackend,
+  LocalBackendName,
+  LocalConfinePolicy,
+} from "../backend/local-backend.js";
+import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
+import { isWithin } from "../internal/paths.js";
+import {
+  DEFAULT_BACKEND_FACTORIES,
+  defaultBackendsFor,
+  type LocalBackendContext,
+  type LocalBackendFactory,
+} from "./backend-registry.js";
+
+/** Workspace-relative sub-paths kept read-only under `workspace-write` unless configured otherwise. */
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([".git/hooks", ".git/config"]);
+
+const BACKEND_NAMES: readonly LocalBackendName[] = [
+  "bwrap",
+  "landlock",
+  "landlock+bwrap",
+  "seatbelt",
+  "windows-acl",
+];
+
+/** Options of {@link LocalSandboxProvider}. */
+export interface LocalSandboxProviderOptions {
+  /** Ordered backend preference (default: the platform's, e.g. `["bwrap", "landlock+bwrap", "landlock"]` on Linux). */
+  backends?: readonly LocalBackendName[];
+  /** `"deny"` cuts the network of every confined process; backends that cannot are skipped. Default `"allow"`. */
+  network?: "allow" | "deny";
+  /** Workspace-relative sub-paths kept read-only under `workspace-write` (default `.git/hooks`, `.git/config`). */
+  protectedPaths?: readonly string[];
+  /** Directory under which each `workspace-write` call gets its private temp area (default `os.tmpdir()`). */
+  tempRoot?: string;
+  /** The bwrap executable (default: `bwrap` on `PATH`). */
+  bwrapPath?: string;
+  /** The Landlock launcher (default: the one built into this package's `dist/`). */
+  landlockLauncherPath?: string;
+  /** The Seatbelt runner on macOS (default `/usr/bin/sandbox-exec`). */
+  sandboxExecPath?: string;
+  /** The restricted-token launcher on Windows (none is shipped; without it the backend reports why not). */
+  windowsLauncherPath?: string;
+  /** Override or add backend factories (the hook for alternative builds and tests). */
+  registry?: Partial<Record<LocalBackendName, LocalBackendFactory>>;
+  /** Host seam (default: the real host). */
+  host?: LocalHost;
+}
+
+interface Selected {
+  backend: LocalBackend;
+  probe: BackendProbeResult;
+}
+
+/**
+ * The local `SandboxProvider` (`ctx.sandbox`): wraps an argv with the first
+ * usable backend of an ordered preference list. Each backend is probed at most
+ * once per provider — by running a trivial confined command — and the result
+ * is cached, so `confine` itself spawns nothing. When no backend can run,
+ * `confine` throws {@link SandboxUnavailableError} (`SANDBOX_UNAVAILABLE`)
+ * listing every backend's reason; it never returns an unconfined argv.
+ *
+ * Per call it canonicalises the workspace root, resolves the protected
+ * sub-paths that exist, and (under `workspace-write`) creates a private temp
+ * area; call the returned `dispose()` after the process exits (the provider's
+ * own `dispose()` removes any left over).
+ */
+export class LocalSandboxProvider extends SandboxProvider {
+  readonly #order: readonly LocalBackendName[];
+  readonly #network: "allow" | "deny";
+  readonly #protected: readonly string[];
+  readonly #tempRoot: string;
+  readonly #factories: Record<LocalBackendName, LocalBackendFactory>;
+  readonly #context: LocalBackendContext;
+  readonly #backends = new Map<LocalBackendName, LocalBackend>();
+  readonly #probes = new Map<LocalBackendName, BackendProbeResult>();
+  readonly #tempDirs = new Set<string>();
+  #selected: Selected | undefined;
+  #disposed = false;
+
+  /** @throws SandboxError (`SANDBOX_INVALID_OPTIONS`) naming the bad option. */
+  constructor(options: LocalSandboxProviderOptions = {}) {
+    super();
+    const host = options.host ?? nodeLocalHost;
+    const order = options.backends ?? defaultBackendsFor(host.platform);
+    if (!Array.isArray(order) || order.length === 0) {
+      throw invalidOption("backends must be a non-empty array of backend names");
+    }
+    for (const [i, name] of order.entries()) {
+      if (!BACKEND_NAMES.includes(name)) {
+        throw invalidOption(
+          `backends[${i}] must be one of ${BACKEND_NAMES.join(", ")}, got ${JSON.stringify(name)}`,
+        );
+      }
+    }
+    if (new Set(order).size !== order.length) throw invalidOption("backends must not name a backend twice");
+    const network = options.network ?? "allow";
+    if (network !== "allow" && network !== "deny") throw invalidOption('network must be "allow" or "deny"');
+    const protectedPaths = options.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
+    for (const [i, rel] of protectedPaths.entries()) {
+      if (
+        typeof rel !== "string" ||
+        rel === "" ||
+        isAbsolute(rel) ||
+        rel.includes("\0") ||
+        normalize(rel).split(sep).includes("..")
+      ) {
+        throw invalidOption(`protectedPaths[${i}] must be a relative path inside the workspace (no "..")`);
+      }
+    }
+    const tempRoot = options.tempRoot ?? tmpdir();
+    if (typeof tempRoot !== "string" || !isAbsolute(tempRoot))
+      throw invalidOption("tempRoot must be an absolute path");
+    this.#order = [...order];
+    this.#network = network;
+    this.#protected = protectedPaths.map((rel) => normalize(rel));
+    this.#tempRoot = tempRoot;
+    this.#factories = { ...DEFAULT_BACKEND_FACTORIES, ...definedEntries(options.registry ?? {}) };
+    this.#context = {
+      host,
+      bwrapPath: options.bwrapPath,
+      landlockLauncherPath: options.landlockLauncherPath,
+      sandboxExecPath: options.sandboxExecPath,
+      windowsLauncherPath: options.windowsLauncherPath,
+    };
+  }
+
+  /** The ordered backend preference of this provider. */
+  get backends(): readonly LocalBackendName[] {
+    return this.#order;
+  }
+
+  /**
+   * Probe every configured backend (each at most once per provider; cached)
+   * and report, in preference order, whether it can run here, its enforcement,
+   * its network-deny support and — when not usable — why not.
+   */
+  probe(): readonly BackendProbeResult[] {
+    return this.#order.map((name) => this.#probeOne(name));
+  }
+
+  /**
+   * The backend `confine` uses: the first in preference order whose probe
+   * succeeded (and, with `network: "deny"`, that can cut the network).
+   * @throws SandboxUnavailableError (`SANDBOX_UNAVAILABLE`) listing each backend's reason.
+   */
+  selectedBackend(): BackendProbeResult {
+    return this.#select().probe;
+  }
+
+  /**
+   * Wrap `argv` to run confined under `policy` with the selected backend.
+   * @throws SandboxPolicyError (`SANDBOX_INVALID_POLICY`) for a non-confining policy or a workspace root that is not a directory.
+   * @throws SandboxUnavailableError (`SANDBOX_UNAVAILABLE`) when no backend is usable here.
+   * @throws SandboxError (`SANDBOX_INVALID_OPTIONS`) for an empty or malformed argv.
+   */
+  confine(argv: readonly string[], policy: SandboxPolicy): ConfinedArgv {
+    this.assertConfinedPolicy(policy);
+    if (this.#disposed) {
+      throw new SandboxUnavailableError(
+        "this LocalSandboxProvider was disposed; create a new one to confine more commands",
+      );
+    }
+    checkArgv(argv);
+    const { backend, probe } = this.#select();
+    const workspaceRoot = canonicalDirectory(policy.workspaceRoot);
+    const local: LocalConfinePolicy = {
+      mode: policy.mode,
+      workspaceRoot,
+      network: this.#network,
+      protectedPaths: this.#existingProtectedPaths(workspaceRoot),
+      tempDir: policy.mode === "workspace-write" ? this.#createTempDir() : undefined,
+    };
+    if (policy.sessionId !== undefined) local.sessionId = policy.sessionId;
+    const tempDir = local.tempDir;
+    const release = (): void => {
+      if (tempDir !== undefined && this.#tempDirs.delete(tempDir))
+        rmSync(tempDir, { recursive: true, force: true });
+    };
+    let confined: ConfinedArgv;
+    try {
+      confined = backend.wrap(argv, local, probe);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    if (
+      !Array.isArray(confined.argv) ||
+      confined.argv.length <= argv.length ||
+      confined.argv[0] === argv[0]
+    ) {
+      release();
+      throw new SandboxUnavailableError(
+        `backend ${backend.name} returned an argv that is not wrapped by a sandbox runner; refusing to run it unconfined`,
+      );
+    }
+    const result: ConfinedArgv = { ...confined, backend: backend.name, dispose: release };
+    return result;
+  }
+
+  /** Remove every private temp area still held and refuse further `confine` calls. Idempotent. */
+  dispose(): void {
+    this.#disposed = true;
+    for (const dir of this.#tempDirs) rmSync(dir, { recursive: true, force: true });
+    this.#tempDirs.clear();
+  }
+
+  /** Same as {@link dispose}. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  #backend(name: LocalBackendName): LocalBackend {
+    let backend = this.#backends.get(name);
+    if (backend === undefined) {
+      backend = this.#factories[name](this.#context);
+      this.#backends.set(name, backend);
+    }
+    return backend;
+  }
+
+  #probeOne(name: LocalBackendName): BackendProbeResult {
+    let result = this.#probes.get(name);
+    if (result === undefined) {
+      try {
+        result = this.#backend(name).probe();
+      } catch (error) {
+        result = {
+          backend: name,
+          available: false,
+          reason: `its probe threw: ${error instanceof Error ? error.message : String(error)}`,
+        };
+      }
+      this.#probes.set(name, result);
+    }
+    return result;
+  }
+
+  #select(): Selected {
+    if (this.#selected !== undefined) return this.#selected;
+    const reasons: string[] = [];
+    for (const name of this.#order) {
+      const probe = this.#probeOne(name);
+      if (!probe.available) {
+        reasons.push(`${name}: ${probe.reason ?? "unavailable"}`);
+        continue;
+      }
+      if (this.#network === "deny" && probe.networkDeny !== true) {
+        reasons.push(
+          `${name}: cannot enforce network "deny" here${probe.reason === undefined ? "" : ` (${probe.reason})`}`,
+        );
+        continue;
+      }
+      this.#selected = { backend: this.#backend(name), probe };
+      return this.#selected;
+    }
+    throw new SandboxUnavailableError(
+      `no sandbox backend can confine commands on this host, and running them unconfined is never an option. ${reasons.join("; ")}`,
+      { details: { backends: this.#order.map((name) => this.#probeOne(name)) } },
+    );
+  }
+
+  #existingProtectedPaths(workspaceRoot: string): string[] {
+    const out = new Set<string>();
+    for (const rel of this.#protected) {
+      const path = join(workspaceRoot, rel);
+      try {
+        lstatSync(path);
+        const real = realpathSync.native(path);
+        if (isWithin(workspaceRoot, real) && real !== workspaceRoot) out.add(real);
+      } catch {
+        // absent (or dangling) at confine time: nothing to keep read-only
+      }
+    }
+    return [...out];
+  }
+
+  #createTempDir(): string {
+    let dir: string;
+    try {
+      dir = realpathSync.native(mkdtempSync(join(this.#tempRoot, "suaveplan-sbx-")));
+    } catch (error) {
+      throw new SandboxUnavailableError(
+        `cannot create the private temp area under tempRoot (${(error as NodeJS.ErrnoException).code ?? "error"}); point tempRoot at a writable directory`,
+        { cause: error },
+      );
+    }
+    this.#tempDirs.add(dir);
+    return dir;
+  }
+}
+
+function invalidOption(message: string): SandboxError {
+  return new SandboxError(SANDBOX_CODES.INVALID_OPTIONS, `LocalSandboxProvider: ${message}`);
+}
+
+function definedEntries<K extends string, V>(record: Partial<Record<K, V>>): Partial<Record<K, V>> {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as Partial<
+    Record<K, V>
+  >;
+}
+
+function checkArgv(argv: readonly string[]): void {
+  if (!Array.isArray(argv) || argv.length === 0) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_OPTIONS,
+      "argv must be a non-empty array naming the program to run",
+    );
+  }
+  for (const [i, arg] of argv.entries()) {
+    if (typeof arg !== "string" || arg.includes("\0") || (i === 0 && arg === "")) {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_OPTIONS,
+        `argv[${i}] must be a string without NUL bytes (and argv[0] non-empty)`,
+      );
+    }
+  }
+}
+
+function canonicalDirectory(root: string): string {
+  let real: string;
+  try {
+    real = normalize(realpathSync.native(root));
+  } catch (error) {
+    throw new SandboxPolicyError(
+      `policy.workspaceRoot cannot be canonicalised: the directory does not resolve (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+      { cause: error },
+    );
+  }
+  if (!statSync(real).isDirectory()) {
+    throw new SandboxPolicyError(
+      "policy.workspaceRoot must name a directory, but it resolves to a non-directory",
+    );
+  }
+  return real;
+}
