@@ -1,1 +1,17 @@
-export {};
+// Engine
+// Child lifecycle
+// Environment
+export {
+  type ChildListener,
+  type ChildLogFrame,
+  type ChildOutcome,
+  IDENTITY_ENV_KEYS,
+  type ProcessSpawner,
+  type RaceChildOptions,
+  raceChild,
+  SENSITIVE_ENV_FRAGMENTS,
+  SpawnEngine,
+  type SpawnEngineOptions,
+  type SpawnedChild,
+  sanitiseEnv,
+} from "./spawn-engine/index.js";
