@@ -152,6 +152,7 @@ describe("landlock wrap", () => {
       denialSignatures: ["Permission denied", "Invalid cross-device link"],
       runnerFailureRules: [{ allowedExitCodes: [121], fatalSignatures: ["landlock-launcher:"] }],
       env: { TMPDIR: fx.tempDir },
+      network: "allow",
       backend: "landlock",
     });
   });
@@ -164,6 +165,7 @@ describe("landlock wrap", () => {
       enforcement: "full",
       denialSignatures: LANDLOCK_DENIAL_SIGNATURES,
       runnerFailureRules: LANDLOCK_RUNNER_FAILURE_RULES,
+      network: "deny",
       backend: "landlock",
     });
   });

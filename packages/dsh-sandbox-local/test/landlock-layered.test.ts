@@ -95,7 +95,7 @@ describe("landlock+bwrap", () => {
     expect(readdirSync(join(fx.workspace, ".git")).sort()).toEqual(["evil", "hooks", "objects"]);
   });
 
-  it("wrap puts the ro re-bind after the workspace bind, and Landlock inside bwrap", () => {
+  it("wrap pins the protected path's parents, puts the ro re-bind after the writable binds, and runs Landlock inside bwrap", () => {
     expect.assertions(1);
     const confined = backend.wrap(["true"], { ...policy, network: "deny" }, probe);
     const abi = String(kernelAbi(launcherPath));
@@ -118,6 +118,9 @@ describe("landlock+bwrap", () => {
         "--bind",
         fx.tempDir,
         fx.tempDir,
+        "--bind",
+        join(fx.workspace, ".git"),
+        join(fx.workspace, ".git"),
         "--ro-bind",
         hooks,
         hooks,
@@ -140,6 +143,7 @@ describe("landlock+bwrap", () => {
         { allowedExitCodes: [1], fatalSignatures: ["bwrap: "] },
       ],
       env: { TMPDIR: fx.tempDir },
+      network: "deny",
       backend: "landlock+bwrap",
     });
   });

@@ -114,6 +114,7 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
       denialSignatures: LANDLOCK_DENIAL_SIGNATURES,
       runnerFailureRules: LANDLOCK_RUNNER_FAILURE_RULES,
       ...(env !== undefined ? { env } : {}),
+      network: denyNetwork ? "deny" : "allow",
       backend: "landlock",
     };
   }

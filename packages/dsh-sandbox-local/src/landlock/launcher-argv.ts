@@ -1,6 +1,6 @@
 import { isAbsolute } from "node:path";
-import { PROCESS_SANDBOX_CODES, SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
-import { SANDBOX_CODES, SandboxError, SuaveplanError } from "@suaveplan/sandbox-core/error-codes";
+import { SandboxPolicyError, SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import type { BackendProbeResult, LocalBackendName, LocalConfinePolicy } from "../backend/index.js";
 
 /** The writable roots a policy grants: none under `read-only`; the workspace and temp area under `workspace-write`. */
@@ -50,8 +50,7 @@ export function checkWrapInputs(
     throw new SandboxError(SANDBOX_CODES.INVALID_OPTIONS, "argv must name a program to run; it is empty");
   }
   if (policy.mode !== "read-only" && policy.mode !== "workspace-write") {
-    throw new SuaveplanError(
-      PROCESS_SANDBOX_CODES.INVALID_POLICY,
+    throw new SandboxPolicyError(
       `policy.mode must be "read-only" or "workspace-write" to be confined; "danger-full-access" callers spawn their own argv`,
     );
   }
@@ -61,10 +60,7 @@ export function checkWrapInputs(
     ...policy.protectedPaths.map((p) => ["policy.protectedPaths[]", p] as const),
   ] as const) {
     if (value !== undefined && (!isAbsolute(value) || value.includes("\0"))) {
-      throw new SuaveplanError(
-        PROCESS_SANDBOX_CODES.INVALID_POLICY,
-        `${field} must be an absolute, canonical path`,
-      );
+      throw new SandboxPolicyError(`${field} must be an absolute, canonical path`);
     }
   }
   return abi;

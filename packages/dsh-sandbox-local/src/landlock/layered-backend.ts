@@ -8,6 +8,7 @@ import { DEFAULT_PROBE_TIMEOUT_MS } from "./landlock-backend.js";
 import { LAYERED_DENIAL_SIGNATURES, LAYERED_RUNNER_FAILURE_RULES } from "./landlock-dialect.js";
 import {
   checkWrapInputs,
+  isWithin,
   launcherArgv,
   protectedPathsAtRisk,
   tempEnv,
@@ -66,8 +67,19 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     const out = [bwrap, "--die-with-parent", "--unshare-pid"];
     if (denyNetwork) out.push("--unshare-net");
     out.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");
-    for (const root of writableRoots(policy)) out.push("--bind", root, root);
-    for (const path of protectedBinds) out.push("--ro-bind", path, path);
+    const roots = writableRoots(policy);
+    for (const root of roots) out.push("--bind", root, root);
+    // Every directory between a writable root and a protected path is bound
+    // onto itself: a mount point cannot be renamed or removed (EBUSY), so
+    // `.git` cannot be moved aside and replaced by a fresh one.
+    const ancestors = new Set<string>();
+    for (const path of protectedBinds) {
+      const root = roots.find((r) => isWithin(path, r));
+      if (root !== undefined) for (const dir of directoriesBetween(root, path)) ancestors.add(dir);
+    }
+    for (const dir of [...ancestors].sort((a, b) => depth(a) - depth(b))) out.push("--bind", dir, dir);
+    for (const path of [...protectedBinds].sort((a, b) => depth(a) - depth(b)))
+      out.push("--ro-bind", path, path);
     out.push(
       "--",
       ...launcherArgv(launcherPath, abi, argv, policy, {
@@ -154,11 +166,31 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
       denialSignatures: LAYERED_DENIAL_SIGNATURES,
       runnerFailureRules: LAYERED_RUNNER_FAILURE_RULES,
       ...(env !== undefined ? { env } : {}),
+      network: policy.network === "deny" ? "deny" : "allow",
       backend: "landlock+bwrap",
     };
   }
 
   return { name: "landlock+bwrap", probe, wrap };
+}
+
+/** Directories strictly between `root` and `path` (both absolute, `path` beneath `root`), outermost first. */
+function directoriesBetween(root: string, path: string): string[] {
+  const rest = path
+    .slice(root.length)
+    .split("/")
+    .filter((part) => part !== "");
+  const out: string[] = [];
+  let current = root;
+  for (const part of rest.slice(0, -1)) {
+    current = current.endsWith("/") ? `${current}${part}` : `${current}/${part}`;
+    out.push(current);
+  }
+  return out;
+}
+
+function depth(path: string): number {
+  return path.split("/").filter((part) => part !== "").length;
 }
 
 function pathKind(path: string): "present" | "missing" | "symlink" {
