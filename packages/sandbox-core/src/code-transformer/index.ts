@@ -1,1 +1,11 @@
-export {};
+export { type AnalysisFinding, BUILTIN_RULE_NAMES, type BuiltinRuleName } from "./analyze-program.js";
+export {
+  CodeTransformer,
+  type CodeTransformerOptions,
+  DEFAULT_MAX_CODE_LENGTH,
+  type RuleFinding,
+  type RuleInput,
+  type TransformResult,
+  type TransformRule,
+} from "./code-transformer.js";
+export type { GuestSyntaxError } from "./parse-guest-code.js";

@@ -1,0 +1,1 @@
+export { VM_CAPABILITIES, VmEngine, type VmEngineOptions } from "./vm-engine.js";

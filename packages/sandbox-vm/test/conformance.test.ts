@@ -1,0 +1,4 @@
+import { runEngineConformance } from "@suaveplan/sandbox-core/testing";
+import { VmEngine } from "../src/index.js";
+
+runEngineConformance("vm", (limits) => new VmEngine(limits));
