@@ -36,6 +36,9 @@ function kernelOlderThan(release: string, major: number, minor: number): boolean
 export function explainBwrapFailure(stderr: string, host: LocalHost): string {
   const line = firstDiagnosticLine(stderr);
   const said = line === undefined ? "bwrap printed nothing" : `bwrap said: ${JSON.stringify(line)}`;
+  if (/Unknown option/i.test(stderr)) {
+    return `this bwrap is too old for the flags the sandbox needs; install bubblewrap 0.4 or newer (${said})`;
+  }
   const namespaceTrouble = /namespace|uid map|gid map|setgroups|userns|Operation not permitted/i.test(stderr);
   if (namespaceTrouble) {
     if (sysctl(host, "/proc/sys/kernel/apparmor_restrict_unprivileged_userns") === "1" && host.uid !== 0) {
@@ -57,9 +60,6 @@ export function explainBwrapFailure(stderr: string, host: LocalHost): string {
   }
   if (/Can't mount proc/i.test(stderr)) {
     return `cannot mount a fresh /proc in the sandbox (typical in containers that mask /proc); run with an unmasked /proc or use the landlock backend (${said})`;
-  }
-  if (/Unknown option/i.test(stderr)) {
-    return `this bwrap is too old for the flags the sandbox needs; install bubblewrap 0.4 or newer (${said})`;
   }
   return `bwrap failed its self-test (${said})`;
 }
