@@ -85,8 +85,12 @@ function run(message: RunRequest): void {
           filename: `${GUEST_MODULE_FILENAME_PREFIX}${module.name}`,
           importModuleDynamically,
         });
-      } catch (error) {
-        fail("module", `module "${module.name}" failed to compile: ${describeCompileError(error)}`);
+      } catch {
+        // That error belongs to the guest realm; compile once more in this realm for a readable one.
+        fail(
+          "module",
+          `module "${module.name}" failed to compile: ${describeCompileError(recompile(module.source))}`,
+        );
         return;
       }
       problem = guestText(kernel.defineModule(module.name, factory));
@@ -260,6 +264,16 @@ function guestText(value: unknown): string {
 function describeWorkerError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
+}
+
+/** Compile `source` as a module body in the worker realm (no guest context) and return the error. */
+function recompile(source: string): unknown {
+  try {
+    vm.compileFunction(source, ["module", "exports"], { filename: "sandbox-module" });
+    return new SyntaxError("the module source does not compile");
+  } catch (error) {
+    return error;
+  }
 }
 
 /** A compile error with the line and column V8 put in its decorated stack, e.g. `SyntaxError: … (line 3, column 7)`. */

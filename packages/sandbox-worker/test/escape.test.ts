@@ -1,0 +1,236 @@
+import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
+import type { SandboxResult } from "@suaveplan/sandbox-core/types";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WorkerEngine } from "../src/index.js";
+
+// Adversarial checks of the guest `vm` context inside the worker. WorkerEngine
+// is NOT a security boundary (the worker shares the host process); these
+// tests pin down what guest code can and cannot reach, as defence in depth.
+// Each escape probe returns what it reached as a string, so a regression
+// shows up as a concrete value (e.g. "object" for a reached `process`).
+
+const CODEGEN_REFUSED = "EvalError: Code generation from strings disallowed for this context";
+
+let engine: WorkerEngine;
+beforeAll(() => {
+  engine = new WorkerEngine({ timeout: 10_000 });
+});
+afterAll(async () => {
+  await engine.destroy();
+});
+
+async function run(code: string): Promise<SandboxResult> {
+  return engine.execute(code);
+}
+
+/** The guest's completion value; throws the guest error otherwise (not counted as an assertion). */
+async function value(code: string): Promise<unknown> {
+  const result = await run(code);
+  if (!result.success) throw new Error(`guest code failed: ${result.error}`);
+  return result.result;
+}
+
+describe("escape attempts inside the worker", () => {
+  it("this.constructor.constructor('return process')() — refused: the global's Function cannot generate code", async () => {
+    expect.assertions(2);
+    // Regression (found while building this engine): with `vm.createContext({})` the
+    // host-realm sandbox object answered `this.constructor`, so this returned the
+    // worker's `process`. The context is now created from a null-prototype object.
+    const result = await run("this.constructor.constructor('return process')()");
+    expect({ success: result.success, error: result.error, errorCode: result.errorCode }).toEqual({
+      success: false,
+      error: `${CODEGEN_REFUSED} (SANDBOX_ENGINE_FAILED)`,
+      errorCode: SANDBOX_CODES.ENGINE_FAILED,
+    });
+    expect(
+      await value(
+        "(() => { try { return typeof this.constructor.constructor('return process')(); } catch (e) { return [e instanceof EvalError, e.message]; } })()",
+      ),
+    ).toEqual([true, "Code generation from strings disallowed for this context"]);
+  });
+
+  it("scope probe — require, process, module, import.meta-free globals and the message port are absent", async () => {
+    expect.assertions(1);
+    const names = [
+      "require",
+      "process",
+      "module",
+      "exports",
+      "__filename",
+      "__dirname",
+      "global",
+      "Buffer",
+      "parentPort",
+      "postMessage",
+      "onmessage",
+      "workerData",
+      "self",
+      "fetch",
+      "structuredClone",
+      "MessageChannel",
+      "SharedArrayBufferWorker",
+    ];
+    const reached = await value(`[${names.map((name) => `typeof ${name}`).join(", ")}]`);
+    expect(reached).toEqual(names.map(() => "undefined"));
+  });
+
+  it("eval, new Function and the async/generator function constructors — refused", async () => {
+    expect.assertions(2);
+    const reached = await value(`(() => {
+      const tries = {
+        eval: () => eval("1 + 1"),
+        Function: () => new Function("return process")(),
+        AsyncFunction: () => Object.getPrototypeOf(async function () {}).constructor("return process"),
+        GeneratorFunction: () => Object.getPrototypeOf(function* () {}).constructor("return process"),
+        AsyncGeneratorFunction: () => Object.getPrototypeOf(async function* () {}).constructor("return process"),
+      };
+      const out = {};
+      for (const [name, attempt] of Object.entries(tries)) {
+        try { out[name] = typeof attempt(); } catch (e) { out[name] = e.name + ": " + e.message; }
+      }
+      return out;
+    })()`);
+    const refused = "EvalError: Code generation from strings disallowed for this context";
+    expect(reached).toEqual({
+      eval: refused,
+      Function: refused,
+      AsyncFunction: refused,
+      GeneratorFunction: refused,
+      AsyncGeneratorFunction: refused,
+    });
+    // WebAssembly compilation is refused as well.
+    expect(
+      await value(
+        "WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])).then(() => 'compiled', (e) => e.name + ': ' + e.message)",
+      ),
+    ).toMatch(/^CompileError: .*disallowed/);
+  });
+
+  it("bridged globals (console, timers, queueMicrotask) — their constructor chain stays in the guest realm", async () => {
+    expect.assertions(1);
+    const reached = await value(`(() => {
+      const out = {};
+      const fns = { log: console.log, setTimeout, setInterval, clearTimeout, queueMicrotask };
+      for (const [name, fn] of Object.entries(fns)) {
+        try { out[name] = typeof fn.constructor.constructor("return process")(); } catch (e) { out[name] = e.name; }
+      }
+      return out;
+    })()`);
+    expect(reached).toEqual({
+      log: "EvalError",
+      setTimeout: "EvalError",
+      setInterval: "EvalError",
+      clearTimeout: "EvalError",
+      queueMicrotask: "EvalError",
+    });
+  });
+
+  it("import() — rejects with a guest-realm TypeError whose constructor chain cannot generate code", async () => {
+    expect.assertions(1);
+    // Regression (found while building this engine): without a dynamic-import
+    // callback Node rejected import() with a worker-realm TypeError whose
+    // constructor.constructor was the worker's Function (→ process).
+    const reached = await value(`import("node:fs").then(
+      () => "imported",
+      (e) => {
+        let escape;
+        try { escape = typeof e.constructor.constructor("return process")(); } catch (x) { escape = x.name; }
+        return [e instanceof TypeError, e.message, escape];
+      },
+    )`);
+    expect(reached).toEqual([true, "import() is not available in the sandbox", "EvalError"]);
+  });
+
+  it("stack overflow — the RangeError caught by the guest is a guest-realm error", async () => {
+    expect.assertions(1);
+    const reached = await value(`(() => {
+      const recurse = () => recurse();
+      try { recurse(); } catch (e) {
+        try { return [e instanceof RangeError, typeof e.constructor.constructor("return process")()]; }
+        catch (x) { return [e instanceof RangeError, x.name]; }
+      }
+    })()`);
+    expect(reached).toEqual([true, "EvalError"]);
+  });
+
+  it("bridge call at stack exhaustion — no worker-realm error reaches the guest", async () => {
+    expect.assertions(1);
+    const reached = await value(`(() => {
+      const foreign = [];
+      const dive = () => {
+        try { dive(); } catch {
+          for (const call of [() => console.log("edge"), () => setTimeout(() => {}, 1), () => clearTimeout(1)]) {
+            try { call(); } catch (x) { if (!(x instanceof Error)) foreign.push(String(x)); }
+          }
+        }
+      };
+      dive();
+      return foreign;
+    })()`);
+    expect(reached).toEqual([]);
+  });
+
+  it("Error.prepareStackTrace CallSite harvest — locked; stacks show guest frames only, never host paths", async () => {
+    expect.assertions(4);
+    const harvested = await value(`(() => {
+      Error.prepareStackTrace = (error, frames) => frames.map((f) => [f.getFileName(), typeof f.getFunction()]);
+      let strictAssign;
+      try { (() => { "use strict"; Error.prepareStackTrace = () => "mine"; })(); strictAssign = "assigned"; }
+      catch (e) { strictAssign = e.name; }
+      let replaceError;
+      try { globalThis.Error = function Fake() {}; replaceError = Error.name; } catch (e) { replaceError = e.name; }
+      return [typeof new Error("x").stack, strictAssign, replaceError];
+    })()`);
+    expect(harvested).toEqual(["string", "TypeError", "Error"]);
+    const stacks = (await value(`new Promise((done) => {
+      const stacks = [new Error("sync").stack];
+      queueMicrotask(() => stacks.push(new Error("micro").stack));
+      Promise.resolve().then(() => stacks.push(new Error("then").stack));
+      setTimeout(function later() { stacks.push(new Error("timer").stack); done(stacks); }, 1);
+    })`)) as string[];
+    expect(stacks).toHaveLength(4);
+    const frames = stacks.flatMap((stack) => stack.split("\n").slice(1));
+    expect(frames.every((frame) => /^ {4}at (.+ \()?sandbox\.js:\d+:\d+\)?$/.test(frame))).toBe(true);
+    expect(stacks.join("\n")).not.toMatch(/file:|node:|worker-entry|suaveplan:kernel|\/work\//);
+  });
+
+  it("Function.prototype.caller from bridged callbacks — the caller is hidden", async () => {
+    expect.assertions(1);
+    const reached = await value(`new Promise((done) => {
+      const seen = [];
+      queueMicrotask(function micro() { seen.push(micro.caller === null ? "null" : typeof micro.caller); });
+      setTimeout(function timer() { seen.push(timer.caller === null ? "null" : typeof timer.caller); done(seen); }, 1);
+    })`);
+    expect(reached).toEqual(["null", "null"]);
+  });
+
+  it("a thenable result receives guest-realm resolvers (awaited inside the guest realm)", async () => {
+    expect.assertions(1);
+    const reached = await value(`({
+      then(resolve) {
+        try { resolve(typeof resolve.constructor.constructor("return process")()); }
+        catch (e) { resolve(e.name); }
+      },
+    })`);
+    expect(reached).toBe("EvalError");
+  });
+
+  it("prototype pollution and __proto__ keys in results do not reach the host", async () => {
+    expect.assertions(3);
+    const result = await value(
+      'Object.prototype.polluted = \'guest\'; Array.prototype.polluted = \'guest\'; JSON.parse(\'{"__proto__": {"polluted": "via result"}, "ok": 1}\')',
+    );
+    expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(([] as unknown as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("a result getter that never returns — runs inside the worker and ends with SANDBOX_TIMEOUT", async () => {
+    expect.assertions(1);
+    const result = await engine.execute("({ get trap() { for (;;) {} } })", {}, { timeout: 300 });
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.TIMEOUT,
+    });
+  });
+});
