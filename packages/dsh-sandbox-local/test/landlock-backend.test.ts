@@ -1,7 +1,16 @@
 // The landlock backend's probe, wrap and launcher contract against the real
 // kernel and the real compiled launcher.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
@@ -74,6 +83,15 @@ describe("landlock probe", () => {
       reason:
         "Landlock launcher could not be built: suaveplan-no-such-cc: C compiler not found (set CC or install cc)",
     });
+  });
+
+  it("restores the executable bit a package tarball dropped", () => {
+    expect.assertions(2);
+    const copy = join(buildDir, "packed-launcher");
+    copyFileSync(launcherPath, copy);
+    chmodSync(copy, 0o644);
+    expect(createLandlockBackend({ launcherPath: copy }).probe().available).toBe(true);
+    expect(statSync(copy).mode & 0o777).toBe(0o755);
   });
 
   it("says why when the launcher was never built", () => {

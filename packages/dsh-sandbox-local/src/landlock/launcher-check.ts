@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync } from "node:fs";
 import type { ConfinedSandboxMode, SandboxEnforcement } from "@suaveplan/dsh-sandbox";
 import { LANDLOCK_LAUNCHER_PREFIX, LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE } from "./landlock-dialect.js";
 import { launcherBuildError } from "./launcher-path.js";
@@ -46,6 +46,13 @@ export function checkLauncher(launcherPath: string, timeoutMs: number): Launcher
           : `Landlock launcher could not be built: ${buildError}`,
     };
   }
+  if (!ensureExecutable(launcherPath)) {
+    return {
+      ok: false,
+      reason:
+        "Landlock launcher is not executable and could not be made so (package managers drop the mode bit when packing); run chmod +x on it or rebuild it with the package build",
+    };
+  }
   const run = spawnSync(launcherPath, ["--abi"], {
     encoding: "utf8",
     timeout: timeoutMs,
@@ -69,6 +76,25 @@ export function checkLauncher(launcherPath: string, timeoutMs: number): Launcher
     };
   }
   return { ok: true, abi };
+}
+
+/**
+ * Package tarballs do not keep the executable bit, so an installed launcher
+ * arrives as 0644: restore it once (owner/group/other execute, like a build).
+ */
+function ensureExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    try {
+      chmodSync(path, 0o755);
+      accessSync(path, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
 }
 
 /** Run a trivial confined command (`true`) exactly as a consumer would spawn it. */
