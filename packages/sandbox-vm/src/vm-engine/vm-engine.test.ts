@@ -1,0 +1,216 @@
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import type { LogEntry } from "@suaveplan/sandbox-core/types";
+import { afterEach, describe, expect, it } from "vitest";
+import { VM_CAPABILITIES, VmEngine } from "./vm-engine.js";
+
+const engines: VmEngine[] = [];
+function engine(options?: ConstructorParameters<typeof VmEngine>[0]): VmEngine {
+  const created = new VmEngine(options);
+  engines.push(created);
+  return created;
+}
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.destroy()));
+});
+
+describe("VmEngine", () => {
+  it("executes a simple expression", async () => {
+    const vm = engine({ timeout: 5000, maxOutputSize: 1024, memoryLimit: 50_000_000 });
+    const result = await vm.execute("1 + 1");
+    expect({ success: result.success, result: result.result, logs: result.logs }).toEqual({
+      success: true,
+      result: 2,
+      logs: [],
+    });
+    expect(result.duration).toBeGreaterThanOrEqual(0);
+    expect(typeof result.memoryUsed).toBe("number");
+  });
+
+  it("enforces sync timeout", async () => {
+    const vm = engine({ timeout: 5000, maxOutputSize: 1024, memoryLimit: 50_000_000 });
+    const result = await vm.execute("while(true){}", {}, { timeout: 100 });
+    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.TIMEOUT,
+      error: "Script execution timed out after 100 ms (SANDBOX_TIMEOUT)",
+    });
+  });
+
+  it("captures console output", async () => {
+    const vm = engine({ timeout: 5000, maxOutputSize: 1024, memoryLimit: 50_000_000 });
+    const result = await vm.execute("console.log('hello'); 1");
+    expect({ success: result.success, result: result.result, logs: result.logs }).toEqual({
+      success: true,
+      result: 1,
+      logs: [{ level: "log", message: "hello" }],
+    });
+  });
+
+  it("declares vm's honest capabilities", () => {
+    expect(engine().capabilities).toEqual({
+      securityBoundary: false,
+      tier: "node:vm context in the host process: NOT a security boundary — defence in depth only",
+      enforcesMemoryLimit: false,
+      boundsAsyncWork: true,
+      streamsLogs: true,
+    });
+    expect(engine().capabilities).toBe(VM_CAPABILITIES);
+    expect(engine().name).toBe("vm");
+  });
+
+  it("applies defaults and validates limits with SANDBOX_INVALID_CONFIG", () => {
+    expect(engine().limits).toEqual({
+      timeout: 5000,
+      memoryLimit: 128 * 1024 * 1024,
+      maxOutputSize: 1024 * 1024,
+    });
+    expect(() => new VmEngine({ timeout: -1 })).toThrow(SandboxError);
+    try {
+      new VmEngine({ maxOutputSize: 1.5 });
+    } catch (error) {
+      expect((error as SandboxError).code).toBe(SANDBOX_CODES.INVALID_CONFIG);
+      expect((error as SandboxError).message).toContain("maxOutputSize");
+    }
+    expect.assertions(4);
+  });
+
+  it("resolves SANDBOX_INVALID_OPTIONS for bad options and non-transferable context", async () => {
+    const vm = engine();
+    const badOptions = await vm.execute("1", {}, { timeout: 0 });
+    expect({ success: badOptions.success, errorCode: badOptions.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+    });
+    expect(badOptions.error).toContain("options.timeout");
+    const badContext = await vm.execute("1", { helper: { run: () => 1 } });
+    expect({ success: badContext.success, errorCode: badContext.errorCode, error: badContext.error }).toEqual(
+      {
+        success: false,
+        errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+        error:
+          "context.helper.run is not transferable: function; context values must be JSON-compatible data (SANDBOX_INVALID_OPTIONS)",
+      },
+    );
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const cyclicContext = await vm.execute("1", { cyclic });
+    expect(cyclicContext.error).toContain("context.cyclic.self is not transferable: cyclic");
+  });
+
+  it("reports syntax errors with their line and no host frames", async () => {
+    const result = await engine().execute("const a = 1;\nconst = 2;");
+    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.ENGINE_FAILED,
+      error: "SyntaxError: Unexpected token '=' at line 2 (SANDBOX_ENGINE_FAILED)",
+    });
+  });
+
+  it("crosses results by JSON rules: Dates become strings, non-finite numbers null, undefined members dropped", async () => {
+    const vm = engine();
+    const result = await vm.execute(
+      "({ when: new Date(0), nan: NaN, inf: -Infinity, gone: undefined, list: [undefined, 1] })",
+    );
+    expect(result.result).toEqual({
+      when: "1970-01-01T00:00:00.000Z",
+      nan: null,
+      inf: null,
+      list: [null, 1],
+    });
+    expect(Object.keys(result.result as object)).toEqual(["when", "nan", "inf", "list"]);
+    expect((await vm.execute("NaN")).result).toBeNull();
+  });
+
+  it("fails the execution on an uncaught error in a timer, even after a value", async () => {
+    const result = await engine().execute(
+      "setTimeout(() => { throw new TypeError('late boom') }, 5); 'value'",
+    );
+    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.ENGINE_FAILED,
+      error: "TypeError: late boom (SANDBOX_ENGINE_FAILED)",
+    });
+  });
+
+  it("reuses the compiled script for repeated code without sharing state", async () => {
+    const vm = engine();
+    const code = "globalThis.count = (globalThis.count ?? 0) + 1; count";
+    const results = [await vm.execute(code), await vm.execute(code), await vm.execute(code)];
+    expect(results.map((r) => r.result)).toEqual([1, 1, 1]);
+  });
+
+  it("refuses string code in timers and eval (code generation is off)", async () => {
+    const vm = engine();
+    const timer = await vm.execute("setTimeout('1 + 1', 1)");
+    expect(timer.error).toBe(
+      "TypeError: The callback must be a function; code strings are not evaluated in the sandbox (SANDBOX_ENGINE_FAILED)",
+    );
+    const evaluated = await vm.execute("eval('1 + 1')");
+    expect(evaluated.error).toBe(
+      "EvalError: Code generation from strings disallowed for this context (SANDBOX_ENGINE_FAILED)",
+    );
+  });
+
+  it("validates modules: INVALID_MODULE for bad names, non-data exports and broken source", () => {
+    const vm = engine();
+    const codeOf = (fn: () => void): string | undefined => {
+      try {
+        fn();
+      } catch (error) {
+        return error instanceof SandboxError ? error.code : "not a SandboxError";
+      }
+      return undefined;
+    };
+    expect(codeOf(() => vm.registerModule({ name: "not an identifier", exports: 1 }))).toBe(
+      SANDBOX_CODES.INVALID_MODULE,
+    );
+    expect(codeOf(() => vm.registerModule({ name: "fn", exports: { f: () => 1 } }))).toBe(
+      SANDBOX_CODES.INVALID_MODULE,
+    );
+    expect(codeOf(() => vm.registerModule({ name: "broken", source: "module.exports = {" }))).toBe(
+      SANDBOX_CODES.INVALID_MODULE,
+    );
+    expect(codeOf(() => vm.registerModule({ name: "loader", source: "module.exports = import('fs')" }))).toBe(
+      SANDBOX_CODES.INVALID_MODULE,
+    );
+  });
+
+  it("reports a source module that throws, naming the module", async () => {
+    const vm = engine();
+    vm.registerModule({ name: "bad", source: "throw new Error('init failed')" });
+    const result = await vm.execute("1");
+    expect(result.error).toBe("module bad failed: Error: init failed (SANDBOX_ENGINE_FAILED)");
+  });
+
+  it("resolves in-flight executions with SANDBOX_ENGINE_DISPOSED on destroy and refuses registration after", async () => {
+    const vm = engine();
+    const pending = vm.execute("new Promise((resolve) => setTimeout(resolve, 10000))");
+    await vm.destroy();
+    const result = await pending;
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.ENGINE_DISPOSED,
+    });
+    expect(() => vm.registerModule({ name: "late", exports: 1 })).toThrow(
+      "VmEngine.registerModule: the engine was destroyed; create a new VmEngine (SANDBOX_ENGINE_DISPOSED)",
+    );
+  });
+
+  it("supports await using", async () => {
+    let seen: LogEntry[] = [];
+    {
+      await using vm = new VmEngine();
+      seen = (await vm.execute("console.info('inside'); 0")).logs;
+    }
+    expect(seen).toEqual([{ level: "info", message: "inside" }]);
+  });
+
+  it("formats console arguments: objects as JSON, errors as Name: message", async () => {
+    const result = await engine().execute(
+      "console.log({ a: [1, 'x'] }, new RangeError('bad'), undefined, 2n, Symbol('s'), function named() {}); 0",
+    );
+    expect(result.logs).toEqual([
+      { level: "log", message: '{"a":[1,"x"]} RangeError: bad undefined 2n Symbol(s) [Function: named]' },
+    ]);
+  });
+});
