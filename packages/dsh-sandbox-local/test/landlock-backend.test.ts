@@ -10,6 +10,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,9 +40,42 @@ const buildDir = mkdtempSync(join(tmpdir(), "landlock-launcher-"));
 let launcherPath = "";
 let abi = 0;
 
+let blocker = "";
+
+/** A tiny real seccomp wrapper: makes landlock_create_ruleset fail with the named errno, then execs. */
+const BLOCKER_C = `#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  int err = strcmp(argv[1], "ENOSYS") == 0 ? ENOSYS : strcmp(argv[1], "EOPNOTSUPP") == 0 ? EOPNOTSUPP : EPERM;
+  struct sock_filter f[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 444, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = { .len = 4, .filter = f };
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) return 3;
+  execv(argv[2], &argv[2]);
+  return 4;
+}
+`;
+
 beforeAll(() => {
   launcherPath = buildLauncherInto(buildDir);
   abi = kernelAbi(launcherPath);
+  const source = join(buildDir, "blocker.c");
+  writeFileSync(source, BLOCKER_C);
+  blocker = join(buildDir, "blocker");
+  const cc = spawnSync(process.env.CC?.trim() || "cc", ["-o", blocker, source], { encoding: "utf8" });
+  if (cc.status !== 0) throw new Error(`cannot compile the seccomp test helper: ${cc.stderr}`);
 });
 afterAll(() => rmSync(buildDir, { recursive: true, force: true }));
 
@@ -84,6 +118,33 @@ describe("landlock probe", () => {
         "Landlock launcher could not be built: suaveplan-no-such-cc: C compiler not found (set CC or install cc)",
     });
   });
+
+  it.each([
+    [
+      "EPERM",
+      "Landlock unavailable: a seccomp filter or container runtime blocks the Landlock syscalls (Operation not permitted) (launcher setup failed)",
+    ],
+    [
+      "ENOSYS",
+      "Landlock unavailable: the kernel has no Landlock support (ENOSYS; needs CONFIG_SECURITY_LANDLOCK, Linux >= 5.13) (launcher setup failed)",
+    ],
+    [
+      "EOPNOTSUPP",
+      "Landlock unavailable: Landlock is built in but not enabled (EOPNOTSUPP; add landlock to the lsm= boot parameter) (launcher setup failed)",
+    ],
+  ])(
+    "says why when landlock_create_ruleset fails with %s (a real seccomp filter in front)",
+    (errno, reason) => {
+      expect.assertions(1);
+      const wrapper = join(buildDir, `blocked-${errno}`);
+      writeFileSync(wrapper, `#!/bin/sh\nexec ${blocker} ${errno} ${launcherPath} "$@"\n`, { mode: 0o755 });
+      expect(createLandlockBackend({ launcherPath: wrapper }).probe()).toEqual({
+        backend: "landlock",
+        available: false,
+        reason,
+      });
+    },
+  );
 
   it("restores the executable bit a package tarball dropped", () => {
     expect.assertions(2);
