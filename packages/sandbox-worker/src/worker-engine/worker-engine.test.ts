@@ -43,6 +43,14 @@ describe("WorkerEngine", () => {
     expect({ success: after.success, result: after.result }).toEqual({ success: true, result: "usable" });
   });
 
+  it("supports top-level await through the shared guest-script wrapper", async () => {
+    const engine = makeEngine();
+    const result = await engine.execute(
+      "const v = await new Promise((r) => setTimeout(() => r(20), 5));\nv + 22",
+    );
+    expect({ success: result.success, result: result.result }).toEqual({ success: true, result: 42 });
+  });
+
   it("declares its capabilities as data: memory and async work bounded, streams logs, not a security boundary", () => {
     const engine = makeEngine();
     expect({ name: engine.name, capabilities: engine.capabilities, limits: engine.limits }).toEqual({

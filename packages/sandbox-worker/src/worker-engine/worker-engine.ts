@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { SANDBOX_CODES, type SandboxCode, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { toGuestScript } from "@suaveplan/sandbox-core/guest-script";
 import { LogCollector } from "@suaveplan/sandbox-core/resource-limiter";
 import { parseSandboxConfig, parseSandboxModule, parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
 import type {
@@ -108,7 +109,8 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
 
   /**
    * Run `code` (a script; its completion value is the result, awaited when it
-   * is a promise) in a fresh worker. Never rejects: every failure resolves
+   * is a promise; top-level `await` is supported through `toGuestScript`) in a
+   * fresh worker. Never rejects: every failure resolves
    * `success: false` with `error` and `errorCode`.
    */
   async execute(
@@ -156,7 +158,7 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
     }
     const request: RunRequest = {
       type: "run",
-      code,
+      code: toGuestScript(code).source,
       context: copied,
       modules: [...this.modules.values()],
       maxOutputSize: resolved.maxOutputSize,
