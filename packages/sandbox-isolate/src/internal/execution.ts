@@ -2,8 +2,8 @@ import { performance } from "node:perf_hooks";
 import { SANDBOX_CODES, type SandboxCode, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { LogCollector } from "@suaveplan/sandbox-core/resource-limiter";
 import type { LogEntry, LogLevel, SandboxResult } from "@suaveplan/sandbox-core/types";
-import type { IsolateContext, IsolateReference } from "../isolate-factory/isolate-factory.js";
-import { type GuestPayload, HOST_GLOBAL, PAYLOAD_GLOBAL } from "./guest-bootstrap.js";
+import type { IsolateContext, IsolateFactory, IsolateReference } from "../isolate-factory/isolate-factory.js";
+import { type GuestPayload, PAYLOAD_GLOBAL } from "./guest-bootstrap.js";
 import type { IsolateSlot } from "./isolate-slot.js";
 
 /** Longest timer delay Node accepts, in ms. */
@@ -59,7 +59,6 @@ export class Execution {
   private outcome: Outcome | undefined;
   private inFlight = 0;
   private settled = false;
-  private heapBefore = 0;
   private syntaxCandidate = false;
   private resolveResult!: (result: SandboxResult) => void;
   /** Resolves with the result once the execution finished and its resources were released. */
@@ -68,6 +67,7 @@ export class Execution {
   reusable = false;
 
   constructor(
+    private readonly factory: IsolateFactory,
     private readonly slot: IsolateSlot,
     private readonly request: ExecutionRequest,
   ) {
@@ -104,6 +104,7 @@ export class Execution {
   private async start(): Promise<void> {
     const { isolate, bootstrap } = this.slot;
     const payload: GuestPayload = {
+      host: this.factory.createCallback(this.onGuestCall),
       code: this.request.code,
       maxOutputSize: this.request.maxOutputSize,
       maxTimers: this.request.maxTimers,
@@ -112,17 +113,11 @@ export class Execution {
     if (this.request.context !== undefined) payload.context = this.request.context;
     this.inFlight++;
     try {
-      this.heapBefore = usedHeap(this.slot);
-      const context = await isolate.createContext();
-      if (this.settled) {
-        context.release();
-        return;
-      }
+      // Sync: the leased isolate is idle, and one hop fewer is most of the cost of a short run.
+      const context = isolate.createContextSync();
       this.context = context;
-      const global = context.global;
-      global.setSync(HOST_GLOBAL, this.onGuestCall);
       try {
-        global.setSync(PAYLOAD_GLOBAL, payload, { copy: true });
+        context.global.setSync(PAYLOAD_GLOBAL, payload, { copy: true });
       } catch (error) {
         this.inFlight--;
         if (this.slot.healthy) {
@@ -143,31 +138,27 @@ export class Execution {
     this.checkQuiescent();
   }
 
-  /** The one host function the guest can call (through the bootstrap's closure). Never throws. */
-  private readonly onGuestCall = (op: unknown, a: unknown, b: unknown, c: unknown): boolean => {
+  /**
+   * The one host function the guest can call (through the bootstrap's
+   * closure), queued on the event loop in call order. Arguments are copies
+   * of guest data, so only their types are checked. Never throws: host
+   * errors carry host stack frames and paths.
+   */
+  private readonly onGuestCall = (op: unknown, a: unknown, b: unknown, c: unknown): void => {
     try {
-      if (this.settled) return false;
-      switch (op) {
-        case "l":
-          if (typeof a === "string" && LEVELS.has(a) && typeof b === "string")
-            this.logs.push(a as LogLevel, b);
-          return true;
-        case "t":
-          return (
-            typeof a === "number" && typeof b === "number" && typeof c === "boolean" && this.armTimer(a, b, c)
-          );
-        case "c":
-          if (typeof a === "number") this.clearTimer(a);
-          return true;
-        case "d":
-          this.onOutcome(a, b, c);
-          return true;
-        default:
-          return false;
+      if (this.settled) return;
+      if (op === "l") {
+        if (typeof a === "string" && LEVELS.has(a) && typeof b === "string") this.logs.push(a as LogLevel, b);
+      } else if (op === "t") {
+        if (typeof a === "number" && typeof b === "number" && typeof c === "boolean") this.armTimer(a, b, c);
+      } else if (op === "c") {
+        if (typeof a === "number") this.clearTimer(a);
+      } else if (op === "d") {
+        this.onOutcome(a, b, c);
+        this.checkQuiescent();
       }
     } catch {
-      // Host errors carry host stack frames and paths: they never cross into the guest.
-      return false;
+      // Nothing to report to: the guest does not wait for this call.
     }
   };
 
@@ -182,13 +173,12 @@ export class Execution {
     }
   }
 
-  private armTimer(id: number, delay: number, repeat: boolean): boolean {
-    if (this.timers.has(id) || this.timers.size >= this.request.maxTimers) return false;
+  private armTimer(id: number, delay: number, repeat: boolean): void {
+    if (this.timers.has(id) || this.timers.size >= this.request.maxTimers) return;
     const ms = Number.isFinite(delay) ? Math.min(Math.max(1, Math.floor(delay)), MAX_DELAY_MS) : 1;
     const timer: HostTimer = { repeat, delay: ms, handle: undefined };
     timer.handle = setTimeout(() => this.fireTimer(id), ms);
     this.timers.set(id, timer);
-    return true;
   }
 
   private clearTimer(id: number): void {
@@ -276,12 +266,10 @@ export class Execution {
     this.timers.clear();
     this.due.length = 0;
     const busy = this.inFlight > 0;
-    let memoryUsed: number | undefined;
     if (busy || !this.slot.healthy) {
       // Something may still be running in the isolate: dispose it so nothing does.
       this.slot.dispose();
     } else {
-      memoryUsed = Math.max(0, usedHeap(this.slot) - this.heapBefore);
       this.release();
       if (!outcome.ok && this.syntaxCandidate)
         outcome = { ...outcome, error: this.locateSyntaxError(outcome.error) };
@@ -298,7 +286,6 @@ export class Execution {
       result.error = outcome.error;
       if (outcome.code !== undefined) result.errorCode = outcome.code;
     }
-    if (memoryUsed !== undefined) result.memoryUsed = memoryUsed;
     this.resolveResult(result);
   }
 
@@ -333,15 +320,6 @@ export class Execution {
 
 function failure(code: SandboxCode, message: string): Outcome {
   return { ok: false, error: new SandboxError(code, message).message, code };
-}
-
-function usedHeap(slot: IsolateSlot): number {
-  try {
-    const stats = slot.isolate.getHeapStatisticsSync();
-    return stats.used_heap_size + stats.externally_allocated_size;
-  } catch {
-    return 0;
-  }
 }
 
 function contextCopyMessage(error: unknown): string {

@@ -2,12 +2,11 @@
  * Guest-side bootstrap, compiled once per isolate and run once in every fresh
  * context before user code.
  *
- * The host puts exactly two globals on the new context: {@link HOST_GLOBAL}
- * (a host function that isolated-vm turns into a copy-only callback) and
- * {@link PAYLOAD_GLOBAL} (a structured copy of the code, context and modules).
- * The bootstrap's first statements capture both into closure variables and
- * delete the globals, so user code never sees an isolated-vm object or the
- * host callback. Everything the guest can reach afterwards (console, timers)
+ * The host puts exactly one global on the new context, {@link PAYLOAD_GLOBAL}:
+ * a structured copy of the code, context and modules whose `host` member is
+ * an isolated-vm `Callback` (a plain function inside the isolate). The
+ * bootstrap's first statements capture it into closure variables and delete
+ * the global, so user code never sees an isolated-vm object or the callback. Everything the guest can reach afterwards (console, timers)
  * is a strict-mode guest function that closes over the callback; strict mode
  * keeps `fn.caller`, `arguments.callee` and stack-trace `getFunction()` from
  * handing a bootstrap function (and through it the callback) to user code.
@@ -17,26 +16,29 @@
  * can break its own result but cannot redirect the bootstrap. The callback is
  * only ever called directly, never looked up on or passed to a guest object.
  *
- * Host calls (`host(op, …)`): `"l"` log line, `"t"` arm timer (returns false
- * when refused), `"c"` clear timer, `"d"` outcome. The script's completion
- * value is the `fire(id)` function the host calls, by `Reference`, when a
- * timer is due.
+ * Host calls (`host(op, …)`) are isolated-vm callbacks in "ignored" mode:
+ * the arguments are copied out at once and the host function is queued on
+ * the host's event loop in call order, ahead of the completion of the isolate
+ * call that made them, so the guest never blocks on the host and never sees a
+ * host return value or error. `"l"` log line, `"t"` arm timer, `"c"` clear
+ * timer, `"d"` outcome. The script's completion value is the `fire(id)`
+ * function the host calls, by `Reference`, when a timer is due.
  *
  * @internal
  */
 
-/** Global holding the host callback until the bootstrap deletes it. */
-export const HOST_GLOBAL = "__suaveplanHost";
 /** Global holding the payload copy until the bootstrap deletes it. */
 export const PAYLOAD_GLOBAL = "__suaveplanPayload";
 
 /** What the host copies into the context. */
 export interface GuestPayload {
+  /** The host callback (an ignored-mode isolated-vm `Callback`). */
+  host: unknown;
   /** Prepared user code (see `toGuestScript`). */
   code: string;
   /** Console budget in UTF-8 bytes. */
   maxOutputSize: number;
-  /** Longest pending-timer list the host accepts. */
+  /** Pending timers allowed at once (the guest enforces it; the host drops extras). */
   maxTimers: number;
   /** Values installed as globals after the modules. */
   context?: Record<string, unknown>;
@@ -47,10 +49,10 @@ export interface GuestPayload {
 /** The bootstrap source. Plain ES2022; no backticks inside. */
 export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
 (function bootstrap(global) {
-  const host = global.${HOST_GLOBAL};
   const payload = global.${PAYLOAD_GLOBAL};
-  delete global.${HOST_GLOBAL};
   delete global.${PAYLOAD_GLOBAL};
+  const host = payload.host;
+  payload.host = undefined;
 
   const ReflectApply = Reflect.apply;
   const ObjectCreate = Object.create;
@@ -374,17 +376,23 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     host("l", level, message);
   }
 
-  const console = {};
-  const levels = ["log", "info", "warn", "error", "debug"];
-  for (let i = 0; i < levels.length; i++) {
-    const level = levels[i];
-    const method = {
-      [level](...args) {
-        emit(level, args);
-      },
-    }[level];
-    ObjectDefineProperty(console, level, { value: method, writable: true, enumerable: true, configurable: true });
-  }
+  const console = {
+    log(...args) {
+      emit("log", args);
+    },
+    info(...args) {
+      emit("info", args);
+    },
+    warn(...args) {
+      emit("warn", args);
+    },
+    error(...args) {
+      emit("error", args);
+    },
+    debug(...args) {
+      emit("debug", args);
+    },
+  };
   define("console", console);
 
   // ---- outcome ----
@@ -443,6 +451,10 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   }
 
   function untransferable(root) {
+    const rootType = typeof root;
+    if (root === null || (rootType !== "object" && rootType !== "function" && rootType !== "symbol" && rootType !== "bigint")) {
+      return undefined;
+    }
     const path = new SetCtor();
     function walk(value, depth) {
       const type = typeof value;
@@ -524,11 +536,7 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     const id = nextTimerId++;
     timers[id] = { callback: callback, args: args, repeat: repeat };
     pendingTimers++;
-    if (host("t", id, ms, repeat) !== true) {
-      delete timers[id];
-      pendingTimers--;
-      throw new RangeErrorCtor("The sandbox refused the timer");
-    }
+    host("t", id, ms, repeat);
     return id;
   }
 

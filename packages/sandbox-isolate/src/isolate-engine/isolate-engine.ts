@@ -18,6 +18,7 @@ import { isNodeSnapshotDisabled, needsNoNodeSnapshot } from "../node-snapshot/no
 /** isolated-vm refuses heap limits below this, in MiB. */
 const MIN_MEMORY_LIMIT_MIB = 8;
 const MIB = 1024 * 1024;
+const MAY_NEED_WRAPPING = /await|return/;
 
 /** What to do when Node runs without `--no-node-snapshot` (see the README). */
 export type NodeSnapshotPolicy = "error" | "ignore";
@@ -160,8 +161,9 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
         logs: [],
       };
     }
-    const execution = new Execution(slot, {
-      code: toGuestScript(code).source,
+    const execution = new Execution(this.factory, slot, {
+      // toGuestScript only rewrites code with top-level await/return; skip its parse otherwise.
+      code: MAY_NEED_WRAPPING.test(code) ? toGuestScript(code).source : code,
       context: context === undefined || isEmpty(context) ? undefined : context,
       modules: this.modulePayload,
       timeoutMs: opts.timeout ?? this.limits.timeout,

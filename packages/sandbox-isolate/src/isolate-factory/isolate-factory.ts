@@ -80,6 +80,17 @@ export interface IsolateHandle {
   dispose(): void;
 }
 
+/** A host function the guest may call; arguments arrive as structured copies. */
+export type HostCallbackFunction = (...args: unknown[]) => void;
+
+/**
+ * Mirrors an isolated-vm `Callback` created with `{ ignored: true }`: opaque
+ * to the host, a plain function inside the isolate. Calling it copies the
+ * arguments out and queues the host function on the host's event loop, in
+ * call order; the guest never waits for (or sees) its result or errors.
+ */
+export type IsolateCallback = object;
+
 /**
  * Creates isolates. {@link createIsolatedVmFactory} builds the real one from
  * the `isolated-vm` package; pass your own only to wrap or instrument it.
@@ -87,4 +98,6 @@ export interface IsolateHandle {
 export interface IsolateFactory {
   /** Create an isolate with the given heap limit (MiB). */
   createIsolate(options: CreateIsolateOptions): IsolateHandle;
+  /** Wrap `fn` as an ignored-mode callback (`new ivm.Callback(fn, { ignored: true })`). */
+  createCallback(fn: HostCallbackFunction): IsolateCallback;
 }

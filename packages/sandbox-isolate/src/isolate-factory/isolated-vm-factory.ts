@@ -1,6 +1,11 @@
 import { createRequire } from "node:module";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import type { IsolateFactory, IsolateHandle } from "./isolate-factory.js";
+import type {
+  HostCallbackFunction,
+  IsolateCallback,
+  IsolateFactory,
+  IsolateHandle,
+} from "./isolate-factory.js";
 
 /** The install hint every "isolated-vm is unusable" message ends with. */
 export const ISOLATED_VM_INSTALL_HINT =
@@ -17,6 +22,7 @@ export interface IsolatedVmFactoryOptions {
 
 interface IsolatedVmModule {
   Isolate: new (options: { memoryLimit: number }) => IsolateHandle;
+  Callback: new (fn: HostCallbackFunction, options: { ignored: true }) => IsolateCallback;
 }
 
 /**
@@ -30,10 +36,16 @@ interface IsolatedVmModule {
  */
 export function createIsolatedVmFactory(options: IsolatedVmFactoryOptions = {}): IsolateFactory {
   let ivm: IsolatedVmModule | undefined;
+  const load = (): IsolatedVmModule => {
+    ivm ??= loadIsolatedVm(options.resolveFrom ?? import.meta.url);
+    return ivm;
+  };
   return {
     createIsolate({ memoryLimit }) {
-      ivm ??= loadIsolatedVm(options.resolveFrom ?? import.meta.url);
-      return new ivm.Isolate({ memoryLimit });
+      return new (load().Isolate)({ memoryLimit });
+    },
+    createCallback(fn) {
+      return new (load().Callback)(fn, { ignored: true });
     },
   };
 }
@@ -63,7 +75,9 @@ export function loadIsolatedVm(resolveFrom: string | URL): IsolatedVmModule {
   }
   try {
     const loaded = require("isolated-vm") as Partial<IsolatedVmModule>;
-    if (typeof loaded.Isolate !== "function") throw new TypeError("it exports no Isolate class");
+    if (typeof loaded.Isolate !== "function" || typeof loaded.Callback !== "function") {
+      throw new TypeError("it exports no Isolate or Callback class");
+    }
     return loaded as IsolatedVmModule;
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);

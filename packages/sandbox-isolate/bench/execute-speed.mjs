@@ -1,0 +1,54 @@
+// Median latency of IsolateEngine.execute("2 + 3") against the raw isolated-vm
+// floor: a fresh context on a warm isolate plus an eval of "2 + 3".
+// Run with: pnpm bench (builds first under turbo; needs --no-node-snapshot).
+import { createRequire } from "node:module";
+import { performance } from "node:perf_hooks";
+import { IsolateEngine } from "../dist/index.js";
+
+const ivm = createRequire(import.meta.url)("isolated-vm");
+const WARMUP = 300;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3000);
+
+const isolate = new ivm.Isolate({ memoryLimit: 128 });
+const engine = new IsolateEngine();
+
+const candidates = {
+  "raw: createContextSync + evalSync": () => {
+    const context = isolate.createContextSync();
+    context.evalSync("2 + 3");
+    context.release();
+  },
+  "raw: createContext + eval (async)": async () => {
+    const context = await isolate.createContext();
+    await context.eval("2 + 3");
+    context.release();
+  },
+  'IsolateEngine.execute("2 + 3")': async () => {
+    const result = await engine.execute("2 + 3");
+    if (result.result !== 5) throw new Error(`unexpected result ${JSON.stringify(result)}`);
+  },
+};
+
+const samples = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]));
+for (let i = 0; i < WARMUP; i++) for (const run of Object.values(candidates)) await run();
+// Interleave the candidates so machine noise hits all of them alike.
+for (let i = 0; i < ROUNDS; i++) {
+  for (const [name, run] of Object.entries(candidates)) {
+    const start = performance.now();
+    await run();
+    samples[name].push(performance.now() - start);
+  }
+}
+
+const quantile = (values, q) => values.sort((a, b) => a - b)[Math.floor(values.length * q)];
+const floor = quantile(samples["raw: createContextSync + evalSync"], 0.5);
+console.log(`node ${process.version}, ${ROUNDS} rounds, medians (ms):`);
+for (const [name, values] of Object.entries(samples)) {
+  const median = quantile(values, 0.5);
+  const p90 = quantile(values, 0.9);
+  console.log(
+    `  ${name.padEnd(36)} median ${median.toFixed(3)}  p90 ${p90.toFixed(3)}  ${(median / floor).toFixed(2)}x`,
+  );
+}
+await engine.destroy();
+isolate.dispose();
