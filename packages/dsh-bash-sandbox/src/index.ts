@@ -1,1 +1,6 @@
-export {};
+export {
+  type BashEnvironment,
+  type ConfinedBashResult,
+  type RunConfinedBashOptions,
+  runConfinedBash,
+} from "./run/index.js";

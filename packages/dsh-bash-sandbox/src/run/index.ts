@@ -1,0 +1,6 @@
+export {
+  type BashEnvironment,
+  type ConfinedBashResult,
+  type RunConfinedBashOptions,
+  runConfinedBash,
+} from "./run-confined-bash.js";
