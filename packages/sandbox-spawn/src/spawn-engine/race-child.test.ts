@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { FakeChild, nextTurn } from "../../test/support/fake-child.js";
+import { type ChildLogFrame, type RaceChildOptions, raceChild } from "./race-child.js";
+
+// Fake children here: these races cannot be produced on demand by a real process.
+const options = (extra: Partial<RaceChildOptions> = {}): RaceChildOptions => ({
+  input: '{"code":"1 + 1"}',
+  timeoutMs: 5_000,
+  startTimeoutMs: 5_000,
+  maxProtocolBytes: 1024 * 1024,
+  maxStderrBytes: 64,
+  ...extra,
+});
+
+const RESULT = { type: "result", success: true, result: 2, memoryUsed: 10 };
+
+describe("raceChild", () => {
+  it("writes the request to stdin and resolves ok on the result frame, killing the child", async () => {
+    const child = new FakeChild();
+    const logs: ChildLogFrame[] = [];
+    const pending = raceChild(child, options({ onLog: (frame) => logs.push(frame) }));
+    child.send({ type: "start" });
+    child.send({ type: "log", level: "warn", message: "careful" });
+    child.send({ type: "truncated" });
+    child.send(RESULT);
+    expect(await pending).toEqual({
+      kind: "ok",
+      output: { type: "result", success: true, result: 2, memoryUsed: 10 },
+      stderr: "",
+    });
+    expect(child.input()).toBe('{"code":"1 + 1"}');
+    expect(logs).toEqual([{ type: "log", level: "warn", message: "careful" }, { type: "truncated" }]);
+    expect(child.kills).toEqual(["SIGKILL"]);
+  });
+
+  it("settles once: a result racing a timeout and a later close stays ok", async () => {
+    const child = new FakeChild();
+    const pending = raceChild(child, options({ timeoutMs: 20 }));
+    child.send({ type: "start" });
+    child.send(RESULT);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await child.exit(0);
+    const outcome = await pending;
+    expect(outcome.kind).toBe("ok");
+    expect(child.kills).toEqual(["SIGKILL"]);
+  });
+
+  it("settles once: an error event before close is a parse-error carrying the error", async () => {
+    const child = new FakeChild();
+    child.pid = undefined;
+    const pending = raceChild(child, options());
+    const error = Object.assign(new Error("spawn /missing/node ENOENT"), { code: "ENOENT" });
+    child.emit("error", error);
+    await child.exit(-2);
+    expect(await pending).toEqual({
+      kind: "parse-error",
+      reason: "error event: spawn /missing/node ENOENT",
+      error,
+      exitCode: null,
+      signal: null,
+      stderr: "",
+    });
+    expect(child.kills).toEqual([]); // it exited: no kill
+  });
+
+  it("resolves no-output when the child closes without a result, with bounded stderr", async () => {
+    const child = new FakeChild();
+    const pending = raceChild(child, options({ maxStderrBytes: 8 }));
+    child.send({ type: "start" });
+    child.stderr.write("0123456789abcdef");
+    await nextTurn();
+    await child.exit(3);
+    expect(await pending).toEqual({ kind: "no-output", exitCode: 3, signal: null, stderr: "01234567" });
+  });
+
+  it("resolves parse-error for a line that is not JSON, and for an unknown frame", async () => {
+    for (const line of [
+      "forged result\n",
+      '{"type":"result","success":"yes"}\n',
+      '{"type":"log","level":"loud","message":"x"}\n',
+    ]) {
+      const child = new FakeChild();
+      const pending = raceChild(child, options());
+      child.send(line);
+      const outcome = await pending;
+      expect({ kind: outcome.kind, killed: child.kills }).toEqual({
+        kind: "parse-error",
+        killed: ["SIGKILL"],
+      });
+    }
+  });
+
+  it("resolves parse-error when the output ends in the middle of a frame", async () => {
+    const child = new FakeChild();
+    const pending = raceChild(child, options());
+    child.send('{"type":"result","succ');
+    await nextTurn();
+    await child.exit(0);
+    const outcome = await pending;
+    expect(outcome.kind === "parse-error" && outcome.reason).toBe(
+      "the runner's output ended in the middle of a frame",
+    );
+  });
+
+  it("resolves parse-error when the protocol output exceeds its byte budget", async () => {
+    const child = new FakeChild();
+    const pending = raceChild(child, options({ maxProtocolBytes: 100 }));
+    child.send({ type: "log", level: "log", message: "x".repeat(200) });
+    const outcome = await pending;
+    expect(outcome.kind === "parse-error" && outcome.reason).toBe(
+      "the runner wrote more than 100 protocol bytes",
+    );
+  });
+
+  it("times out in the start phase when no start frame arrives, and in the run phase after it", async () => {
+    const idle = new FakeChild();
+    expect(await raceChild(idle, options({ startTimeoutMs: 20 }))).toEqual({
+      kind: "timeout",
+      phase: "start",
+      stderr: "",
+    });
+    expect(idle.kills).toEqual(["SIGKILL"]);
+    const looping = new FakeChild();
+    const pending = raceChild(looping, options({ timeoutMs: 20 }));
+    looping.send({ type: "start" });
+    expect(await pending).toEqual({ kind: "timeout", phase: "run", stderr: "" });
+  });
+
+  it("swallows a kill that throws after a timeout", async () => {
+    const child = new FakeChild();
+    child.killThrows = true;
+    const outcome = await raceChild(child, options({ startTimeoutMs: 10 }));
+    expect({ kind: outcome.kind, kills: child.kills }).toEqual({ kind: "timeout", kills: ["SIGKILL"] });
+  });
+
+  it("reports a child without a protocol pipe as a parse-error", async () => {
+    const child = new FakeChild();
+    Object.defineProperty(child, "stdio", { value: [child.stdin, null, child.stderr] });
+    const outcome = await raceChild(child, options());
+    expect(outcome.kind === "parse-error" && outcome.reason).toBe("the child has no protocol pipe on fd 3");
+  });
+});

@@ -1,0 +1,363 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeChild } from "../../test/support/fake-child.js";
+import { buildChildArgs } from "../internal/node-args.js";
+import { sanitiseEnv } from "./sanitise-env.js";
+import { type ProcessSpawner, SpawnEngine } from "./spawn-engine.js";
+
+const fixture = (name: string): string =>
+  fileURLToPath(new URL(`../../test/fixtures/${name}`, import.meta.url));
+
+/** The real spawn, recording every child it starts. */
+function recordingSpawner(): { spawner: ProcessSpawner; children: ChildProcess[] } {
+  const children: ChildProcess[] = [];
+  const spawner: ProcessSpawner = (command, args, options) => {
+    const child = spawn(command, args, options);
+    children.push(child);
+    return child;
+  };
+  return { spawner, children };
+}
+
+async function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) await once(child, "exit");
+}
+
+async function until(condition: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const engines: SpawnEngine[] = [];
+function engine(options: ConstructorParameters<typeof SpawnEngine>[0] = {}): SpawnEngine {
+  const created = new SpawnEngine(options);
+  engines.push(created);
+  return created;
+}
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((created) => created.destroy()));
+});
+
+describe("sanitiseEnv", () => {
+  it("strips sensitive env keys", () => {
+    expect(
+      sanitiseEnv({
+        PATH: "/usr/bin",
+        LANG: "C.UTF-8",
+        SECRET_X: "s",
+        api_key: "k",
+        GITHUB_TOKEN: "t",
+        DB_PassWord: "p",
+        AWS_CREDENTIALS: "c",
+        OAUTH_CLIENT: "a",
+        HOME: "/root",
+        user: "root",
+        SHELL: "/bin/sh",
+        LOGNAME: "root",
+        EMPTY: "",
+        UNSET: undefined,
+      }),
+    ).toEqual({ PATH: "/usr/bin", LANG: "C.UTF-8", EMPTY: "" });
+
+    const previous = process.env.SECRET_X;
+    process.env.SECRET_X = "hunter2";
+    try {
+      const env = engine({ preStart: false }).getSanitisedEnv();
+      for (const key of ["SECRET_X", "HOME", "USER", "SHELL", "LOGNAME"]) expect(env).not.toHaveProperty(key);
+      expect(Object.values(env)).not.toContain("hunter2");
+    } finally {
+      if (previous === undefined) delete process.env.SECRET_X;
+      else process.env.SECRET_X = previous;
+    }
+  });
+
+  it("gives the real child exactly the sanitised env (no NODE_*) and the permission-model flags", async () => {
+    const probe = engine({
+      runnerPath: fixture("env-probe-runner.mjs"),
+      env: {
+        PATH: "/usr/bin",
+        LANG: "C",
+        API_TOKEN: "t",
+        HOME: "/root",
+        NODE_OPTIONS: "--require=/tmp/evil.js",
+      },
+      memoryLimit: 32 * 1024 * 1024,
+      preStart: false,
+    });
+    expect(probe.getSanitisedEnv()).toEqual({ PATH: "/usr/bin", LANG: "C" });
+    const result = await probe.execute("ignored");
+    expect(result.result).toEqual({
+      env: { PATH: "/usr/bin", LANG: "C" },
+      execArgv: buildChildArgs(probe.getRunnerPath(), 32 * 1024 * 1024).slice(0, -1),
+    });
+    expect(buildChildArgs("/r.js", 32 * 1024 * 1024)).toEqual([
+      "--experimental-permission",
+      "--allow-fs-read=/r.js",
+      "--no-addons",
+      "--disallow-code-generation-from-strings",
+      "--frozen-intrinsics",
+      "--experimental-vm-modules",
+      "--disable-warning=ExperimentalWarning",
+      "--max-old-space-size=32",
+      "/r.js",
+    ]);
+  });
+});
+
+describe("SpawnEngine", () => {
+  it("kills child on timeout", async () => {
+    const { spawner, children } = recordingSpawner();
+    const spawnEngine = engine({ spawner, preStart: false });
+    const result = await spawnEngine.execute("while(true){}", {}, { timeout: 200 });
+    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.TIMEOUT,
+      error:
+        "Execution timed out after 200 ms; the child process was killed with SIGKILL. Raise timeout or shorten the work (SANDBOX_TIMEOUT)",
+    });
+    expect(children).toHaveLength(1);
+    const child = children[0] as ChildProcess;
+    await exited(child);
+    expect({ exitCode: child.exitCode, signalCode: child.signalCode }).toEqual({
+      exitCode: null,
+      signalCode: "SIGKILL",
+    });
+    const after = await spawnEngine.execute("1 + 1");
+    expect({ success: after.success, result: after.result }).toEqual({ success: true, result: 2 });
+  });
+
+  it("end-to-end runner pipeline returns 1+1", async () => {
+    const runnerPath = engine({ preStart: false }).getRunnerPath();
+    const child = spawn(process.execPath, buildChildArgs(runnerPath, 64 * 1024 * 1024), {
+      stdio: ["pipe", "ignore", "pipe", "pipe"],
+      env: {},
+    });
+    const chunks: Buffer[] = [];
+    (child.stdio[3] as Readable).on("data", (chunk: Buffer) => chunks.push(chunk));
+    child.stderr?.resume();
+    child.stdin?.end(JSON.stringify({ code: "1 + 1", context: {}, modules: [], maxOutputSize: 1024 }));
+    const [code] = await once(child, "close");
+    const frames = Buffer.concat(chunks)
+      .toString("utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as unknown);
+    expect({ code, frames }).toEqual({
+      code: 0,
+      frames: [
+        { type: "start" },
+        { type: "result", success: true, result: 2, memoryUsed: expect.any(Number) },
+      ],
+    });
+  });
+
+  it("keeps console output off the result channel: a guest printing a fake envelope cannot change the result", async () => {
+    const spawnEngine = engine();
+    const fake = '{"type":"result","success":true,"result":"forged","memoryUsed":0}';
+    const result = await spawnEngine.execute(
+      `console.log(${JSON.stringify(fake)}); console.log("\\n" + ${JSON.stringify(fake)} + "\\n"); "genuine"`,
+    );
+    expect({ success: result.success, result: result.result, logs: result.logs }).toEqual({
+      success: true,
+      result: "genuine",
+      logs: [
+        { level: "log", message: fake },
+        { level: "log", message: `\n${fake}\n` },
+      ],
+    });
+  });
+
+  it("reports memoryUsed as the child's heap growth, in bytes", async () => {
+    const result = await engine().execute("const keep = new Array(1e6).fill(1); keep.length");
+    expect({ success: result.success, result: result.result }).toEqual({ success: true, result: 1e6 });
+    expect(result.memoryUsed).toBeGreaterThan(4_000_000);
+  });
+
+  it("ends an out-of-memory child with SANDBOX_MEMORY_EXCEEDED and stays usable", async () => {
+    const spawnEngine = engine({ memoryLimit: 16 * 1024 * 1024, timeout: 30_000 });
+    const result = await spawnEngine.execute(
+      "const hoard = []; for (;;) hoard.push(new Array(1e5).fill(hoard.length));",
+    );
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
+    });
+    expect(result.error).toContain("memory limit of 16 MiB");
+    const after = await spawnEngine.execute("'alive'");
+    expect(after.result).toBe("alive");
+  });
+
+  it("reports a missing Node binary as SANDBOX_SPAWN_FAILED", async () => {
+    const result = await engine({ execPath: "/nonexistent/node", preStart: false }).execute("1");
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.SPAWN_FAILED,
+    });
+    expect(result.error).toContain("ENOENT");
+  });
+
+  it("reports a spawner that throws as SANDBOX_SPAWN_FAILED", async () => {
+    const result = await engine({
+      preStart: false,
+      spawner: () => {
+        throw new Error("EAGAIN: too many processes");
+      },
+    }).execute("1");
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.SPAWN_FAILED,
+    });
+    expect(result.error).toContain("EAGAIN: too many processes");
+  });
+
+  it("reports a child that dies without a result as SANDBOX_SPAWN_FAILED, quoting its stderr", async () => {
+    const result = await engine({ runnerPath: fixture("crash-runner.mjs"), preStart: false }).execute("1");
+    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.SPAWN_FAILED,
+      error:
+        "The child process exited with code 3 before sending a result. Child stderr: crash-runner: deliberate failure (SANDBOX_SPAWN_FAILED)",
+    });
+  });
+
+  it("reports a runner that breaks the protocol as SANDBOX_SPAWN_FAILED and kills it", async () => {
+    const { spawner, children } = recordingSpawner();
+    const result = await engine({
+      runnerPath: fixture("forging-runner.mjs"),
+      spawner,
+      preStart: false,
+    }).execute("1");
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.SPAWN_FAILED,
+    });
+    expect(result.error).toContain("the runner wrote a line that is not JSON");
+    await exited(children[0] as ChildProcess);
+    expect(children[0]?.signalCode).toBe("SIGKILL");
+  });
+
+  it("reports a child that never starts the code within startTimeout as SANDBOX_SPAWN_FAILED (fake child)", async () => {
+    const fake = new FakeChild();
+    const result = await engine({ spawner: () => fake, preStart: false, startTimeout: 50 }).execute("1");
+    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.SPAWN_FAILED,
+      error:
+        "The child process did not start the code within 50 ms (startTimeout); the machine may be overloaded (SANDBOX_SPAWN_FAILED)",
+    });
+    expect(fake.kills).toEqual(["SIGKILL"]);
+    await fake.exit(null, "SIGKILL");
+  });
+
+  it("keeps one pre-started child ready and starts the next one after each use", async () => {
+    const { spawner, children } = recordingSpawner();
+    const spawnEngine = engine({ spawner });
+    await until(() => children.length === 1);
+    const first = await spawnEngine.execute("globalThis.seen = 1; 'first'");
+    expect(first.result).toBe("first");
+    expect(children.length).toBe(1); // ran in the pre-started child: nothing spawned on the call path
+    await until(() => children.length === 2);
+    const second = await spawnEngine.execute("typeof seen");
+    expect(second.result).toBe("undefined");
+    expect(children.length).toBe(2);
+    expect(children[0]?.pid).not.toBe(children[1]?.pid);
+    // A per-call memoryLimit the spare was not started with gets a fresh child.
+    await until(() => children.length === 3);
+    const bigger = await spawnEngine.execute("'bigger'", {}, { memoryLimit: 256 * 1024 * 1024 });
+    expect(bigger.result).toBe("bigger");
+    expect(children.length).toBe(4);
+    expect(children[3]?.spawnargs).toContain("--max-old-space-size=256");
+  });
+
+  it("destroy() kills the spare and running children, waits for them, and is idempotent", async () => {
+    const { spawner, children } = recordingSpawner();
+    const spawnEngine = engine({ spawner });
+    await until(() => children.length === 1);
+    const running = spawnEngine.execute("new Promise(() => {})", {}, { timeout: 60_000 }); // takes the spare
+    expect((await spawnEngine.execute("'quick'")).result).toBe("quick"); // a cold child of its own
+    await until(() => children.length === 3); // the next spare, started after that use
+    await Promise.all([spawnEngine.destroy(), spawnEngine.destroy()]);
+    // Destroy waited: the running child and the spare were killed; the quick one had already ended.
+    expect(children.map((child) => child.exitCode !== null || child.signalCode !== null)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect([children[0]?.signalCode, children[2]?.signalCode]).toEqual(["SIGKILL", "SIGKILL"]);
+    const result = await running;
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.ENGINE_DISPOSED,
+    });
+    const later = await spawnEngine.execute("1");
+    expect(later.errorCode).toBe(SANDBOX_CODES.ENGINE_DISPOSED);
+    expect(children).toHaveLength(3);
+  });
+
+  it("supports await using", async () => {
+    const { spawner, children } = recordingSpawner();
+    {
+      await using scoped = new SpawnEngine({ spawner });
+      expect((await scoped.execute("6 * 7")).result).toBe(42);
+    }
+    for (const child of children) expect(child.exitCode !== null || child.signalCode !== null).toBe(true);
+  });
+
+  it("fails a context JSON cannot carry with SANDBOX_ENGINE_FAILED", async () => {
+    const spawnEngine = engine({ preStart: false });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const results = await Promise.all([
+      spawnEngine.execute("1", { fn: () => 1 }),
+      spawnEngine.execute("1", { big: 1n }),
+      spawnEngine.execute("1", { cyclic }),
+    ]);
+    expect(results.map((r) => ({ errorCode: r.errorCode, error: r.error }))).toEqual([
+      {
+        errorCode: SANDBOX_CODES.ENGINE_FAILED,
+        error:
+          'context is not transferable into the child process (values must be JSON data): function at key "fn" (SANDBOX_ENGINE_FAILED)',
+      },
+      {
+        errorCode: SANDBOX_CODES.ENGINE_FAILED,
+        error:
+          'context is not transferable into the child process (values must be JSON data): bigint at key "big" (SANDBOX_ENGINE_FAILED)',
+      },
+      {
+        errorCode: SANDBOX_CODES.ENGINE_FAILED,
+        error:
+          "context is not transferable into the child process (values must be JSON data): cyclic (SANDBOX_ENGINE_FAILED)",
+      },
+    ]);
+  });
+
+  it("rejects malformed options, config and modules with their codes", async () => {
+    const spawnEngine = engine({ preStart: false });
+    await expect(spawnEngine.execute("1", {}, { timeout: -1 })).rejects.toMatchObject({
+      code: SANDBOX_CODES.INVALID_OPTIONS,
+    });
+    await expect(spawnEngine.execute("1", [] as unknown as Record<string, unknown>)).rejects.toMatchObject({
+      code: SANDBOX_CODES.INVALID_OPTIONS,
+    });
+    expect(() => spawnEngine.registerModule({ name: "f", exports: { run: () => 1 } })).toThrow(
+      new SandboxError(
+        SANDBOX_CODES.INVALID_MODULE,
+        'Invalid module f: exports must be JSON data to cross into the child process (function at key "run")',
+      ),
+    );
+    expect(() => new SpawnEngine({ timeout: 0 })).toThrow(SandboxError);
+    expect(() => new SpawnEngine({ preStart: false, colour: "red" } as never)).toThrow(
+      "Invalid SpawnEngine option colour: is not a SpawnEngine option (SANDBOX_INVALID_CONFIG)",
+    );
+    expect(() => new SpawnEngine({ runnerPath: "/nonexistent/runner.js" })).toThrow(
+      "Invalid SpawnEngine option runnerPath: does not exist (/nonexistent/runner.js) (SANDBOX_INVALID_CONFIG)",
+    );
+  });
+});
