@@ -68,7 +68,7 @@ describe("escape attempts inside the worker", () => {
       "fetch",
       "structuredClone",
       "MessageChannel",
-      "SharedArrayBufferWorker",
+      "importScripts",
     ];
     const reached = await value(`[${names.map((name) => `typeof ${name}`).join(", ")}]`);
     expect(reached).toEqual(names.map(() => "undefined"));

@@ -51,6 +51,30 @@ describe("WorkerEngine", () => {
     expect({ success: result.success, result: result.result }).toEqual({ success: true, result: 42 });
   });
 
+  it("terminates a worker blocked in Atomics.wait on timeout", async () => {
+    const engine = makeEngine();
+    const result = await engine.execute(
+      "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)",
+      {},
+      {
+        timeout: 200,
+      },
+    );
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.TIMEOUT,
+    });
+  });
+
+  it("does NOT count off-heap ArrayBuffer memory against memoryLimit (documented gap)", async () => {
+    // 64 MiB of ArrayBuffers under a 16 MiB heap limit succeeds: backing stores live outside the V8 heap.
+    const engine = makeEngine({ memoryLimit: 16 * 1024 * 1024 });
+    const result = await engine.execute(
+      "const buffers = [new ArrayBuffer(32 * 1024 * 1024), new ArrayBuffer(32 * 1024 * 1024)]; buffers.length",
+    );
+    expect({ success: result.success, result: result.result }).toEqual({ success: true, result: 2 });
+  });
+
   it("declares its capabilities as data: memory and async work bounded, streams logs, not a security boundary", () => {
     const engine = makeEngine();
     expect({ name: engine.name, capabilities: engine.capabilities, limits: engine.limits }).toEqual({

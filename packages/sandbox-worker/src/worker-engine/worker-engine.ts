@@ -51,7 +51,6 @@ interface WorkerHandle {
   readonly worker: Worker;
   /** The heap budget (bytes) the worker was started with. */
   readonly memoryLimit: number;
-  booted: boolean;
   exited: boolean;
   owner: Execution | undefined;
 }
@@ -292,11 +291,8 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
     });
     worker.stdout.resume();
     worker.stderr.resume();
-    const handle: WorkerHandle = { worker, memoryLimit, booted: false, exited: false, owner: undefined };
-    worker.on("message", (message: WorkerMessage) => {
-      if (message.type === "ready") handle.booted = true;
-      handle.owner?.onMessage(message);
-    });
+    const handle: WorkerHandle = { worker, memoryLimit, exited: false, owner: undefined };
+    worker.on("message", (message: WorkerMessage) => handle.owner?.onMessage(message));
     worker.on("error", (error) => handle.owner?.onError(error));
     worker.on("exit", (exitCode) => {
       handle.exited = true;
