@@ -103,3 +103,19 @@ export {
   type SandboxPoolConfig,
   type SandboxResult,
 } from "./types/index.js";
+
+// Code transformer: kept last, as its own export chunk.
+
+export {
+  type AnalysisFinding,
+  BUILTIN_RULE_NAMES,
+  type BuiltinRuleName,
+  CodeTransformer,
+  type CodeTransformerOptions,
+  DEFAULT_MAX_CODE_LENGTH,
+  type GuestSyntaxError,
+  type RuleFinding,
+  type RuleInput,
+  type TransformResult,
+  type TransformRule,
+} from "./code-transformer/index.js";

@@ -232,7 +232,6 @@ export function analyzeProgram(program: Program, sourceType: "script" | "module"
 class Analyzer {
   private readonly scopes = new Map<N, Scope>();
   private readonly methods = new WeakSet<N>();
-  private readonly labels = new Map<N, string[]>();
   private findings: AnalysisFinding[] = [];
   private reporting = false;
   private changed = false;
@@ -429,7 +428,7 @@ class Analyzer {
         const inner = this.scopes.get(n) ?? scope;
         const test = node(n.test);
         if (!test || this.truthy(test, inner)) {
-          if (!this.hasExit(node(n.body), n)) {
+          if (!this.hasExit(node(n.body))) {
             this.flag("warn-infinite-for", "`for` loop without a condition or exit", n);
           }
         }
@@ -439,7 +438,7 @@ class Analyzer {
       case "WhileStatement":
       case "DoWhileStatement": {
         const test = node(n.test);
-        if (test && this.truthy(test, scope) && !this.hasExit(node(n.body), n)) {
+        if (test && this.truthy(test, scope) && !this.hasExit(node(n.body))) {
           this.flag(
             "warn-while-true",
             `\`${n.type === "WhileStatement" ? "while" : "do…while"}\` loop with a constant true condition and no exit`,
@@ -450,14 +449,7 @@ class Analyzer {
         return;
       }
       case "LabeledStatement": {
-        const body = node(n.body);
-        const label = node(n.label);
-        if (body && label && isLoop(body)) {
-          const names = this.labels.get(body) ?? [];
-          if (!names.includes(label.name as string)) names.push(label.name as string);
-          this.labels.set(body, names);
-        }
-        this.visit(body, scope);
+        this.visit(node(n.body), scope);
         return;
       }
       case "BreakStatement":
@@ -964,10 +956,9 @@ class Analyzer {
     return UNKNOWN;
   }
 
-  /** True when the loop body can leave the loop: break to it, return or throw. */
-  private hasExit(body: N | undefined, loop: N): boolean {
-    const labels = this.labels.get(loop) ?? [];
-    const search = (n: N, nested: boolean): boolean => {
+  /** True when the loop body can leave the loop: an unlabelled break at its level, a break to a label outside the body, return or throw. */
+  private hasExit(body: N | undefined): boolean {
+    const search = (n: N, nested: boolean, inner: ReadonlySet<string>): boolean => {
       switch (n.type) {
         case "FunctionDeclaration":
         case "FunctionExpression":
@@ -980,14 +971,20 @@ class Analyzer {
           return true;
         case "BreakStatement": {
           const label = node(n.label);
-          return label ? labels.includes(label.name as string) : !nested;
+          return label ? !inner.has(label.name as string) : !nested;
+        }
+        case "LabeledStatement": {
+          const label = node(n.label);
+          const body = node(n.body);
+          const names = label ? new Set([...inner, label.name as string]) : inner;
+          return body !== undefined && search(body, nested, names);
         }
         case "SwitchStatement":
-          return children(n).some((child) => search(child, true));
+          return children(n).some((child) => search(child, true, inner));
         default:
-          return children(n).some((child) => search(child, nested || isLoop(n)));
+          return children(n).some((child) => search(child, nested || isLoop(n), inner));
       }
     };
-    return body !== undefined && search(body, false);
+    return body !== undefined && search(body, false, new Set());
   }
 }
