@@ -102,7 +102,7 @@ export class Execution {
   }
 
   private async start(): Promise<void> {
-    const { isolate, bootstrap } = this.slot;
+    const { bootstrap } = this.slot;
     const payload: GuestPayload = {
       host: this.factory.createCallback(this.onGuestCall),
       code: this.request.code,
@@ -113,8 +113,12 @@ export class Execution {
     if (this.request.context !== undefined) payload.context = this.request.context;
     this.inFlight++;
     try {
-      // Sync: the leased isolate is idle, and one hop fewer is most of the cost of a short run.
-      const context = isolate.createContextSync();
+      const fresh = this.slot.takeContext();
+      const context = fresh instanceof Promise ? await fresh : fresh;
+      if (this.settled) {
+        context.release();
+        return;
+      }
       this.context = context;
       try {
         context.global.setSync(PAYLOAD_GLOBAL, payload, { copy: true });

@@ -1,13 +1,29 @@
-import type { IsolateFactory, IsolateHandle, IsolateScript } from "../isolate-factory/isolate-factory.js";
+import type {
+  IsolateContext,
+  IsolateFactory,
+  IsolateHandle,
+  IsolateScript,
+} from "../isolate-factory/isolate-factory.js";
 import { GUEST_BOOTSTRAP_SOURCE } from "./guest-bootstrap.js";
 
 /**
  * One isolate plus its compiled bootstrap. A slot runs one execution at a
- * time (each in a fresh context) and is reused while it stays healthy.
+ * time, each in a fresh context, and is reused while it stays healthy.
+ *
+ * While a slot sits idle it prepares the next fresh context off the host
+ * thread (a "spare"), so an execution that follows a pause skips the biggest
+ * fixed cost. The spare is scheduled with `setImmediate`, so back-to-back
+ * callers (who call again before the event loop turns) cancel it and create
+ * their context synchronously instead of waiting behind it. A spare never
+ * runs any code before it is handed to exactly one execution.
  *
  * @internal
  */
 export class IsolateSlot {
+  private spare: IsolateContext | undefined;
+  private sparePending: Promise<void> | undefined;
+  private spareTimer: NodeJS.Immediate | undefined;
+
   private constructor(
     readonly isolate: IsolateHandle,
     readonly bootstrap: IsolateScript,
@@ -34,13 +50,65 @@ export class IsolateSlot {
     return !this.isolate.isDisposed;
   }
 
-  /** Dispose the isolate; terminates anything still running in it. Idempotent. */
+  /** Start preparing a spare context once the event loop turns (the slot went idle). */
+  prepareSpare(): void {
+    if (this.spare !== undefined || this.sparePending !== undefined || this.spareTimer !== undefined) return;
+    if (!this.healthy) return;
+    this.spareTimer = setImmediate(() => {
+      this.spareTimer = undefined;
+      if (!this.healthy) return;
+      this.sparePending = this.isolate.createContext().then(
+        (context) => {
+          this.sparePending = undefined;
+          if (this.healthy) this.spare = context;
+          else releaseQuietly(context);
+        },
+        () => {
+          this.sparePending = undefined;
+        },
+      );
+    });
+  }
+
+  /** A fresh, never-used context: the spare when one is ready, otherwise a new one. */
+  takeContext(): IsolateContext | Promise<IsolateContext> {
+    if (this.spareTimer !== undefined) {
+      clearImmediate(this.spareTimer);
+      this.spareTimer = undefined;
+    }
+    const spare = this.spare;
+    if (spare !== undefined) {
+      this.spare = undefined;
+      return spare;
+    }
+    if (this.sparePending !== undefined) return this.sparePending.then(() => this.takeContext());
+    // Sync: the leased isolate is idle, and one thread hop fewer is most of the cost of a short run.
+    return this.isolate.createContextSync();
+  }
+
+  /** Dispose the isolate (terminating anything still running in it) and any spare. Idempotent. */
   dispose(): void {
+    if (this.spareTimer !== undefined) {
+      clearImmediate(this.spareTimer);
+      this.spareTimer = undefined;
+    }
+    if (this.spare !== undefined) {
+      releaseQuietly(this.spare);
+      this.spare = undefined;
+    }
     if (this.isolate.isDisposed) return;
     try {
       this.isolate.dispose();
     } catch {
       // Already disposed by the memory watchdog between the check and the call.
     }
+  }
+}
+
+function releaseQuietly(context: IsolateContext): void {
+  try {
+    context.release();
+  } catch {
+    // The isolate is gone; so is the context.
   }
 }

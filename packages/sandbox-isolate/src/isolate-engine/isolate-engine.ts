@@ -281,6 +281,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     }
     this.idle.push(slot);
     while (this.idle.length > this.maxIdleIsolates) this.idle.shift()?.dispose();
+    if (this.idle.includes(slot)) slot.prepareSpare();
   }
 
   private refreshModules(): void {
