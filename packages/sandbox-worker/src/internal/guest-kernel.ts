@@ -264,6 +264,13 @@ export function guestKernel(
             return `${NumberCtor(arg)}`;
           case "c":
             return "";
+          case "j":
+            try {
+              const json = jsonStringify(arg);
+              return typeof json === "string" ? json : "undefined";
+            } catch {
+              return "[Circular]";
+            }
           default:
             return inspect(arg, 1, new SetCtor());
         }

@@ -142,10 +142,13 @@ describe("WorkerEngine", () => {
   it("formats console arguments like console.log (format tokens, nested objects, Maps, errors)", async () => {
     const engine = makeEngine();
     const code =
-      "console.log('%s=%d', 'n', 42, { a: [1, 'x'], b: { c: { d: 1 } } }, new Map([[1, 2]]), Symbol('s'), 5n); console.error(new RangeError('bad')); 0";
+      "console.log('%s=%d %j', 'n', 42, { j: 1 }, { a: [1, 'x'], b: { c: { d: 1 } } }, new Map([[1, 2]]), Symbol('s'), 5n); console.error(new RangeError('bad')); 0";
     const result = await engine.execute(code);
     expect(result.logs).toEqual([
-      { level: "log", message: "n=42 { a: [ 1, 'x' ], b: { c: [Object] } } Map(1) { 1 => 2 } Symbol(s) 5n" },
+      {
+        level: "log",
+        message: "n=42 {\"j\":1} { a: [ 1, 'x' ], b: { c: [Object] } } Map(1) { 1 => 2 } Symbol(s) 5n",
+      },
       // An error prints its stack, holding guest frames only.
       {
         level: "error",
