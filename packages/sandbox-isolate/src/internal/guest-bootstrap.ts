@@ -622,7 +622,7 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
 
   let completion;
   try {
-    completion = indirectEval(payload.code);
+    completion = indirectEval(payload.code + "\n//# sourceURL=sandbox.js");
   } catch (error) {
     // A SyntaxError here may be the code failing to parse: the host then
     // compiles it once more to report the line (eval errors carry none).
