@@ -212,6 +212,10 @@ export const ESCAPE_TECHNIQUES: readonly EscapeTechnique[] = [
     script: ({ layout: l }) =>
       `echo evil > ${sh(l.hook)}; chmod 777 ${sh(l.hook)}; echo evil > ${sh(join(l.hooks, "post-checkout"))}; echo evil >> ${sh(l.gitConfig)}; rm -f ${sh(l.gitConfig)}; rm -rf ${sh(l.hooks)}`,
   },
+  // Regression (found while building the bwrap backend): with only the
+  // protected paths re-bound read-only, `mv .git .git-moved` carried the binds
+  // away and a freshly planted `.git/hooks/pre-commit` landed on the host. The
+  // bwrap backend now binds each parent of a protected path onto itself.
   {
     id: "rename-protected-parent",
     title:
