@@ -108,9 +108,9 @@ export class Execution {
       code: this.request.code,
       maxOutputSize: this.request.maxOutputSize,
       maxTimers: this.request.maxTimers,
+      modules: this.request.modules,
+      context: this.request.context,
     };
-    if (this.request.modules !== undefined) payload.modules = this.request.modules;
-    if (this.request.context !== undefined) payload.context = this.request.context;
     this.inFlight++;
     try {
       const fresh = this.slot.takeContext();

@@ -30,6 +30,13 @@
 /** Global holding the payload copy until the bootstrap deletes it. */
 export const PAYLOAD_GLOBAL = "__suaveplanPayload";
 
+/** A module as the guest receives it. */
+export interface GuestModule {
+  name: string;
+  exports: unknown;
+  source: string | undefined;
+}
+
 /** What the host copies into the context. */
 export interface GuestPayload {
   /** The host callback (an ignored-mode isolated-vm `Callback`). */
@@ -40,10 +47,10 @@ export interface GuestPayload {
   maxOutputSize: number;
   /** Pending timers allowed at once (the guest enforces it; the host drops extras). */
   maxTimers: number;
-  /** Values installed as globals after the modules. */
-  context?: Record<string, unknown>;
-  /** Modules installed as globals, in registration order. */
-  modules?: Array<{ name: string; exports?: unknown; source?: string }>;
+  /** Values installed as globals after the modules (key always present, so no prototype lookup). */
+  context: Record<string, unknown> | undefined;
+  /** Modules installed as globals, in registration order (every key always present). */
+  modules: GuestModule[] | undefined;
 }
 
 /** The bootstrap source. Plain ES2022; no backticks inside. */
@@ -57,30 +64,22 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   const ReflectApply = Reflect.apply;
   const ObjectCreate = Object.create;
   const ObjectKeys = Object.keys;
+  const ObjectHasOwn = Object.hasOwn;
   const ObjectDefineProperty = Object.defineProperty;
   const ObjectGetPrototypeOf = Object.getPrototypeOf;
   const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
-  const ObjectPrototype = Object.prototype;
   const ObjectPrototypeToString = Object.prototype.toString;
-  const ObjectPrototypeHasOwnProperty = Object.prototype.hasOwnProperty;
   const ArrayIsArray = Array.isArray;
   const ArrayBufferIsView = ArrayBuffer.isView;
-  const ArrayPrototypeJoin = Array.prototype.join;
-  const PromiseCtor = Promise;
-  const PromiseResolve = Promise.resolve;
-  const PromisePrototypeThen = Promise.prototype.then;
   const StringCtor = String;
   const StringPrototypeSlice = String.prototype.slice;
   const StringPrototypeCharCodeAt = String.prototype.charCodeAt;
-  const StringPrototypeReplace = String.prototype.replace;
-  const StringPrototypeStartsWith = String.prototype.startsWith;
-  const RegExpPrototypeTest = RegExp.prototype.test;
-  const RegExpPrototypeToString = RegExp.prototype.toString;
   const SymbolPrototypeToString = Symbol.prototype.toString;
   const FunctionPrototypeToString = Function.prototype.toString;
   const DatePrototypeToISOString = Date.prototype.toISOString;
   const DatePrototypeGetTime = Date.prototype.getTime;
-  const NumberIsNaN = Number.isNaN;
+  const RegExpSource = ObjectGetOwnPropertyDescriptor(RegExp.prototype, "source").get;
+  const RegExpFlags = ObjectGetOwnPropertyDescriptor(RegExp.prototype, "flags").get;
   const NumberParseInt = Number.parseInt;
   const NumberParseFloat = Number.parseFloat;
   const NumberCtor = Number;
@@ -97,29 +96,38 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
   const indirectEval = global.eval;
-  const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-  const QUOTE_ESCAPES = /['\\\n\r\t]/g;
 
   const budget = payload.maxOutputSize;
   const maxTimers = payload.maxTimers;
 
+  // Descriptors and records below have a null prototype, so a poisoned
+  // Object.prototype (a "get" or "value" accessor, say) is never consulted.
   function define(name, value) {
-    ObjectDefineProperty(global, name, { value: value, writable: true, enumerable: false, configurable: true });
+    ObjectDefineProperty(global, name, { __proto__: null, value: value, writable: true, enumerable: false, configurable: true });
+  }
+
+  function ownValue(object, key) {
+    const descriptor = ObjectGetOwnPropertyDescriptor(object, key);
+    return descriptor !== undefined && ObjectHasOwn(descriptor, "value") ? descriptor.value : undefined;
   }
 
   function slice(text, start, end) {
     return ReflectApply(StringPrototypeSlice, text, [start, end]);
   }
 
+  function charCode(text, index) {
+    return ReflectApply(StringPrototypeCharCodeAt, text, [index]);
+  }
+
   function utf8Length(text, limit) {
     let bytes = 0;
     const length = text.length;
     for (let i = 0; i < length && bytes <= limit; i++) {
-      const code = ReflectApply(StringPrototypeCharCodeAt, text, [i]);
+      const code = charCode(text, i);
       if (code < 0x80) bytes += 1;
       else if (code < 0x800) bytes += 2;
       else if (code >= 0xd800 && code <= 0xdbff && i + 1 < length) {
-        const next = ReflectApply(StringPrototypeCharCodeAt, text, [i + 1]);
+        const next = charCode(text, i + 1);
         if (next >= 0xdc00 && next <= 0xdfff) {
           bytes += 4;
           i++;
@@ -129,57 +137,56 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     return bytes;
   }
 
-  function isMap(value) {
+  // Brand checks call a captured built-in on the value: no lookups on it.
+  function brand(getter, value) {
     try {
-      ReflectApply(MapPrototypeSize, value, []);
+      ReflectApply(getter, value, []);
       return true;
-    } catch {
-      return false;
-    }
-  }
-
-  function isSet(value) {
-    try {
-      ReflectApply(SetPrototypeSize, value, []);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  function isDate(value) {
-    try {
-      ReflectApply(DatePrototypeGetTime, value, []);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  function isRegExp(value) {
-    try {
-      ReflectApply(RegExpPrototypeToString, value, []);
-      return ReflectApply(ObjectPrototypeToString, value, []) === "[object RegExp]";
     } catch {
       return false;
     }
   }
 
   function isError(value) {
-    return value instanceof ErrorCtor || ReflectApply(ObjectPrototypeToString, value, []) === "[object Error]";
+    try {
+      return ReflectApply(ObjectPrototypeToString, value, []) === "[object Error]";
+    } catch {
+      return false;
+    }
   }
 
   // ---- console formatting: a compact, single-line util.inspect ----
 
-  function quote(text) {
-    return "'" + ReflectApply(StringPrototypeReplace, text, [QUOTE_ESCAPES, escapeChar]) + "'";
+  function isIdentifier(key) {
+    if (key.length === 0) return false;
+    for (let i = 0; i < key.length; i++) {
+      const c = charCode(key, i);
+      const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 36 || c === 95;
+      if (!letter && !(i > 0 && c >= 48 && c <= 57)) return false;
+    }
+    return true;
   }
 
-  function escapeChar(char) {
-    if (char === "\n") return "\\n";
-    if (char === "\r") return "\\r";
-    if (char === "\t") return "\\t";
-    return "\\" + char;
+  function isIndex(key) {
+    if (key.length === 0 || (key.length > 1 && charCode(key, 0) === 48)) return false;
+    for (let i = 0; i < key.length; i++) {
+      const c = charCode(key, i);
+      if (c < 48 || c > 57) return false;
+    }
+    return true;
+  }
+
+  function quote(text) {
+    let out = "'";
+    for (let i = 0; i < text.length; i++) {
+      const char = text[i];
+      if (char === "'" || char === "\\") out += "\\" + char;
+      else if (char === "\n") out += "\\n";
+      else if (char === "\r") out += "\\r";
+      else if (char === "\t") out += "\\t";
+      else out += char;
+    }
+    return out + "'";
   }
 
   function functionLabel(fn) {
@@ -189,13 +196,11 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     } catch {}
     let name = "";
     try {
-      const descriptor = ObjectGetOwnPropertyDescriptor(fn, "name");
-      if (descriptor !== undefined && typeof descriptor.value === "string") name = descriptor.value;
+      const value = ownValue(fn, "name");
+      if (typeof value === "string") name = value;
     } catch {}
-    if (ReflectApply(StringPrototypeStartsWith, source, ["class"])) {
-      return "[class " + (name === "" ? "(anonymous)" : name) + "]";
-    }
-    return "[Function: " + (name === "" ? "(anonymous)" : name) + "]";
+    const label = name === "" ? "(anonymous)" : name;
+    return slice(source, 0, 5) === "class" ? "[class " + label + "]" : "[Function: " + label + "]";
   }
 
   function errorLabel(error) {
@@ -210,9 +215,9 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     try {
       const proto = ObjectGetPrototypeOf(value);
       if (proto === null) return null;
-      const descriptor = ObjectGetOwnPropertyDescriptor(proto, "constructor");
-      if (descriptor !== undefined && typeof descriptor.value === "function") {
-        const name = descriptor.value.name;
+      const ctor = ownValue(proto, "constructor");
+      if (typeof ctor === "function") {
+        const name = ownValue(ctor, "name");
         if (typeof name === "string") return name;
       }
     } catch {}
@@ -237,120 +242,115 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   function inspectObject(value, depth, state) {
     if (ReflectApply(SetPrototypeHas, state.seen, [value])) return "[Circular]";
     if (isError(value)) return errorLabel(value);
-    if (isDate(value)) {
+    if (brand(DatePrototypeGetTime, value)) {
       try {
         return ReflectApply(DatePrototypeToISOString, value, []);
       } catch {
         return "Invalid Date";
       }
     }
-    if (isRegExp(value)) return ReflectApply(RegExpPrototypeToString, value, []);
-    if (value instanceof PromiseCtor) return "Promise {}";
+    if (brand(RegExpSource, value)) {
+      try {
+        return "/" + ReflectApply(RegExpSource, value, []) + "/" + ReflectApply(RegExpFlags, value, []);
+      } catch {
+        return "[RegExp]";
+      }
+    }
     const array = ArrayIsArray(value);
-    const map = !array && isMap(value);
-    const set = !array && !map && isSet(value);
+    const map = !array && brand(MapPrototypeSize, value);
+    const set = !array && !map && brand(SetPrototypeSize, value);
     const name = constructorName(value);
     if (depth > 2) return array ? "[Array]" : "[" + (name === null || name === "" ? "Object" : name) + "]";
     ReflectApply(SetPrototypeAdd, state.seen, [value]);
-    const parts = [];
-    const push = (part) => {
-      parts[parts.length] = part;
+    const run = { __proto__: null, body: "", count: 0, more: 0 };
+    const add = (part) => {
+      run.body = run.count === 0 ? part : run.body + ", " + part;
+      run.count++;
     };
-    let more = 0;
     if (map) {
       ReflectApply(MapPrototypeForEach, value, [
         (entry, key) => {
-          if (parts.length >= 100 || state.left <= 0) more++;
-          else push(inspect(key, depth + 1, state, true) + " => " + inspect(entry, depth + 1, state, true));
+          if (run.count >= 100 || state.left <= 0) run.more++;
+          else add(inspect(key, depth + 1, state, true) + " => " + inspect(entry, depth + 1, state, true));
         },
       ]);
     } else if (set) {
       ReflectApply(SetPrototypeForEach, value, [
         (entry) => {
-          if (parts.length >= 100 || state.left <= 0) more++;
-          else push(inspect(entry, depth + 1, state, true));
+          if (run.count >= 100 || state.left <= 0) run.more++;
+          else add(inspect(entry, depth + 1, state, true));
         },
       ]);
     } else {
       const keys = ObjectKeys(value);
       for (let i = 0; i < keys.length; i++) {
-        if (parts.length >= 100 || state.left <= 0) {
-          more = keys.length - i;
+        if (run.count >= 100 || state.left <= 0) {
+          run.more = keys.length - i;
           break;
         }
         const key = keys[i];
         const descriptor = ObjectGetOwnPropertyDescriptor(value, key);
-        let shown;
         if (descriptor === undefined) continue;
-        if (descriptor.get !== undefined || descriptor.set !== undefined) {
-          shown = descriptor.get !== undefined && descriptor.set !== undefined ? "[Getter/Setter]" : descriptor.get !== undefined ? "[Getter]" : "[Setter]";
-        } else shown = inspect(descriptor.value, depth + 1, state, true);
-        if (array && ReflectApply(RegExpPrototypeTest, /^(0|[1-9][0-9]*)$/, [key])) push(shown);
-        else push((ReflectApply(RegExpPrototypeTest, IDENTIFIER, [key]) ? key : quote(key)) + ": " + shown);
+        let shown;
+        if (ObjectHasOwn(descriptor, "value")) shown = inspect(descriptor.value, depth + 1, state, true);
+        else if (descriptor.get !== undefined) shown = descriptor.set !== undefined ? "[Getter/Setter]" : "[Getter]";
+        else shown = "[Setter]";
+        if (array && isIndex(key)) add(shown);
+        else add((isIdentifier(key) ? key : quote(key)) + ": " + shown);
       }
     }
     ReflectApply(SetPrototypeDelete, state.seen, [value]);
-    if (more > 0) push("... " + more + " more item" + (more === 1 ? "" : "s"));
-    const body = ReflectApply(ArrayPrototypeJoin, parts, [", "]);
-    if (array) return parts.length === 0 ? "[]" : "[ " + body + " ]";
+    if (run.more > 0) add("... " + run.more + " more item" + (run.more === 1 ? "" : "s"));
+    if (array) return run.count === 0 ? "[]" : "[ " + run.body + " ]";
     let prefix = "";
     if (map) prefix = "Map(" + ReflectApply(MapPrototypeSize, value, []) + ") ";
     else if (set) prefix = "Set(" + ReflectApply(SetPrototypeSize, value, []) + ") ";
     else if (name === null) prefix = "[Object: null prototype] ";
     else if (name !== "Object") prefix = (name === "" ? "Object" : name) + " ";
-    return prefix + (parts.length === 0 ? "{}" : "{ " + body + " }");
+    return prefix + (run.count === 0 ? "{}" : "{ " + run.body + " }");
   }
 
   function formatArgs(args, limit) {
-    const state = { left: limit, seen: new SetCtor() };
-    const parts = [];
+    const state = { __proto__: null, left: limit, seen: new SetCtor() };
+    let out = "";
     let start = 0;
     const first = args[0];
     if (typeof first === "string" && args.length > 1) {
-      let text = "";
       let next = 1;
       let i = 0;
-      while (i < first.length) {
+      while (i < first.length && out.length <= limit) {
         const char = first[i];
-        if (char === "%" && i + 1 < first.length) {
-          const spec = first[i + 1];
-          if (spec === "%") {
-            text += "%";
-            i += 2;
-            continue;
-          }
-          if (next < args.length && (spec === "s" || spec === "d" || spec === "i" || spec === "f" || spec === "j" || spec === "o" || spec === "O" || spec === "c")) {
-            const arg = args[next++];
-            if (spec === "s") text += typeof arg === "string" ? arg : inspect(arg, 1, state, false);
-            else if (spec === "d") text += typeof arg === "bigint" ? StringCtor(arg) + "n" : StringCtor(NumberCtor(arg));
-            else if (spec === "i") text += typeof arg === "bigint" ? StringCtor(arg) + "n" : StringCtor(NumberParseInt(arg));
-            else if (spec === "f") text += StringCtor(NumberParseFloat(arg));
-            else if (spec === "j") {
-              try {
-                text += JSONStringify(arg);
-              } catch {
-                text += "[Circular]";
-              }
-            } else if (spec !== "c") text += inspect(arg, 0, state, true);
-            i += 2;
-            continue;
-          }
+        const spec = i + 1 < first.length ? first[i + 1] : "";
+        if (char === "%" && spec === "%") {
+          out += "%";
+          i += 2;
+        } else if (char === "%" && next < args.length && (spec === "s" || spec === "d" || spec === "i" || spec === "f" || spec === "j" || spec === "o" || spec === "O" || spec === "c")) {
+          const arg = args[next++];
+          if (spec === "s") out += typeof arg === "string" ? arg : inspect(arg, 1, state, false);
+          else if (spec === "d") out += typeof arg === "bigint" ? StringCtor(arg) + "n" : StringCtor(NumberCtor(arg));
+          else if (spec === "i") out += typeof arg === "bigint" ? StringCtor(arg) + "n" : StringCtor(NumberParseInt(arg));
+          else if (spec === "f") out += StringCtor(NumberParseFloat(arg));
+          else if (spec === "j") {
+            try {
+              out += JSONStringify(arg);
+            } catch {
+              out += "[Circular]";
+            }
+          } else if (spec !== "c") out += inspect(arg, 0, state, true);
+          i += 2;
+        } else {
+          out += char;
+          i++;
         }
-        text += char;
-        i++;
-        if (text.length > limit) break;
       }
-      parts[0] = text;
-      state.left -= text.length;
+      state.left -= out.length;
       start = next;
     } else if (args.length > 0) {
-      parts[0] = inspect(first, 0, state, false);
+      out = inspect(first, 0, state, false);
       start = 1;
     }
-    for (let i = start; i < args.length && state.left > 0; i++) {
-      parts[parts.length] = inspect(args[i], 0, state, false);
-    }
-    return ReflectApply(ArrayPrototypeJoin, parts, [" "]);
+    for (let i = start; i < args.length && state.left > 0; i++) out += " " + inspect(args[i], 0, state, false);
+    return out;
   }
 
   // ---- console: streamed to the host, capped here so a flood never crosses ----
@@ -467,14 +467,14 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
       if (depth > 1000) return "nested deeper than 1000 levels";
       ReflectApply(SetPrototypeAdd, path, [value]);
       let found;
-      if (isMap(value)) {
+      if (brand(MapPrototypeSize, value)) {
         ReflectApply(MapPrototypeForEach, value, [
           (entry, key) => {
             if (found === undefined) found = walk(key, depth + 1);
             if (found === undefined) found = walk(entry, depth + 1);
           },
         ]);
-      } else if (isSet(value)) {
+      } else if (brand(SetPrototypeSize, value)) {
         ReflectApply(SetPrototypeForEach, value, [
           (entry) => {
             if (found === undefined) found = walk(entry, depth + 1);
@@ -506,16 +506,16 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     }
   }
 
-  function settle(value) {
-    if (value !== null && (typeof value === "object" || typeof value === "function")) {
-      let promise;
-      try {
-        promise = ReflectApply(PromiseResolve, PromiseCtor, [value]);
-      } catch (error) {
-        return fail(error);
-      }
-      ReflectApply(PromisePrototypeThen, promise, [deliver, fail]);
-    } else deliver(value);
+  // An async function instead of Promise.prototype.then: awaiting looks up
+  // nothing on our own promises (no "constructor" or species lookups).
+  async function settle(value) {
+    let resolved;
+    try {
+      resolved = await value;
+    } catch (error) {
+      return fail(error);
+    }
+    deliver(resolved);
   }
 
   // ---- timers: scheduled by the host, run here; all cancelled when the execution ends ----
@@ -534,7 +534,7 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     let ms = NumberCtor(delay);
     if (!(ms >= 1 && ms <= 2147483647)) ms = 1;
     const id = nextTimerId++;
-    timers[id] = { callback: callback, args: args, repeat: repeat };
+    timers[id] = { __proto__: null, callback: callback, args: args, repeat: repeat };
     pendingTimers++;
     host("t", id, ms, repeat);
     return id;
@@ -563,16 +563,17 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     if (typeof callback !== "function") {
       throw new TypeErrorCtor('The "callback" argument must be of type function');
     }
-    ReflectApply(PromisePrototypeThen, ReflectApply(PromiseResolve, PromiseCtor, []), [
-      () => {
-        try {
-          ReflectApply(callback, undefined, []);
-        } catch (error) {
-          fail(error);
-        }
-      },
-    ]);
+    runMicrotask(callback);
   });
+
+  async function runMicrotask(callback) {
+    await undefined;
+    try {
+      ReflectApply(callback, undefined, []);
+    } catch (error) {
+      fail(error);
+    }
+  }
 
   function fire(id) {
     const timer = timers[id];
@@ -598,6 +599,7 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
         let value = mod.exports;
         if (typeof mod.source === "string") {
           const module = { exports: value === undefined ? {} : value };
+          // "module" is the guest's own object; only its exports are read back.
           let factory;
           try {
             factory = indirectEval("(function (module, exports) {" + mod.source + "\n})");
@@ -633,7 +635,9 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     fail(error, syntax ? "syntax" : "thrown");
     return fire;
   }
-  settle(completion);
+  if (completion !== null && (typeof completion === "object" || typeof completion === "function")) {
+    settle(completion);
+  } else deliver(completion);
   return fire;
 })(globalThis);
 `;

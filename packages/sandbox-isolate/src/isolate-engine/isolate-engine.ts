@@ -9,7 +9,7 @@ import type {
   SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import { Execution } from "../internal/execution.js";
-import type { GuestPayload } from "../internal/guest-bootstrap.js";
+import type { GuestModule, GuestPayload } from "../internal/guest-bootstrap.js";
 import { IsolateSlot } from "../internal/isolate-slot.js";
 import type { IsolateFactory, IsolateHeapStatistics } from "../isolate-factory/isolate-factory.js";
 import { createIsolatedVmFactory } from "../isolate-factory/isolated-vm-factory.js";
@@ -51,12 +51,6 @@ interface ResolvedLimits {
   maxOutputSize: number;
 }
 
-interface StoredModule {
-  name: string;
-  exports?: unknown;
-  source?: string;
-}
-
 const CAPABILITIES: EngineCapabilities = Object.freeze({
   securityBoundary: true,
   tier: "V8 isolate (isolated-vm): a security boundary — separate heap, hard memory limit, no host objects reachable",
@@ -92,7 +86,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
   private readonly maxIdleIsolates: number;
   private readonly maxTimers: number;
   private readonly nodeSnapshot: NodeSnapshotPolicy;
-  private readonly modules = new Map<string, StoredModule>();
+  private readonly modules = new Map<string, GuestModule>();
   private modulePayload: GuestPayload["modules"];
   private idle: IsolateSlot[] = [];
   private readonly active = new Set<Execution>();
@@ -186,7 +180,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
    */
   registerModule(module: SandboxModule): void {
     const parsed = parseSandboxModule(module);
-    const stored: StoredModule = { name: parsed.name };
+    const stored: GuestModule = { name: parsed.name, exports: undefined, source: parsed.source };
     if (parsed.exports !== undefined) {
       try {
         stored.exports = structuredClone(parsed.exports);
@@ -198,7 +192,6 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
         );
       }
     }
-    if (parsed.source !== undefined) stored.source = parsed.source;
     this.modules.set(parsed.name, stored);
     this.refreshModules();
   }
