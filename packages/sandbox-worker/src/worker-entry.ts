@@ -1,8 +1,9 @@
 /**
- * The worker side of `WorkerEngine`. A fresh `Worker` is started with
- * `eval: true` and a one-line bootstrap that `import()`s this file; it then
- * prepares a guest `vm` context while idle, runs exactly one request and is
- * terminated by the host. Not a security boundary: the worker shares the
+ * The worker side of `WorkerEngine`. Built as a self-contained CommonJS script
+ * (`dist/worker-entry.cjs`) whose text is passed to `new Worker(source,
+ * { eval: true })`, so a worker boots without the ESM loader. It prepares a
+ * guest `vm` context while idle, runs exactly one request and is terminated
+ * by the host. Not a security boundary: the worker shares the
  * host process; the `vm` context only keeps `require`, `process`, `import()`
  * and this worker's message port out of the guest's reach.
  */

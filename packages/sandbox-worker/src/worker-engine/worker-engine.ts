@@ -20,7 +20,7 @@ import {
   type WorkerMessage,
 } from "../internal/protocol.js";
 import { resourceLimitsFor } from "../internal/resource-limits.js";
-import { locateWorkerEntry } from "../internal/worker-entry-url.js";
+import { workerEntrySource } from "../internal/worker-entry-source.js";
 
 /** Constructor options of {@link WorkerEngine}; defaults come from `SANDBOX_DEFAULTS`. */
 export interface WorkerEngineOptions {
@@ -272,14 +272,14 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
   }
 
   private spawn(memoryLimit: number): WorkerHandle {
-    const entry = locateWorkerEntry();
-    if (entry === undefined) {
+    const source = workerEntrySource();
+    if (source === undefined) {
       throw new SandboxError(
         SANDBOX_CODES.WORKER_FAILED,
-        "the worker entry (worker-entry.js) is missing from the package's dist/; run `pnpm build` in @suaveplan/sandbox-worker",
+        "the worker entry (worker-entry.cjs) is missing from the package's dist/; run `pnpm build` in @suaveplan/sandbox-worker",
       );
     }
-    const worker = new Worker(`import(${JSON.stringify(entry.href)});`, {
+    const worker = new Worker(source, {
       eval: true,
       resourceLimits: resourceLimitsFor(memoryLimit),
       // Lets the guest's import() reject with a guest-realm error (see worker-entry).
