@@ -1,1 +1,2 @@
-export {};
+// Thin re-export of the owning package's barrel (see README: "Subpaths").
+export * from "@suaveplan/sandbox-core/code-transformer";

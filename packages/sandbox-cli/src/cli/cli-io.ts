@@ -1,0 +1,25 @@
+/** Where the CLI reads and writes; tests pass their own. */
+export interface CliIo {
+  /** Normal output (results, JSON). */
+  stdout: (text: string) => void;
+  /** Diagnostics, progress and errors. */
+  stderr: (text: string) => void;
+  /** Read all of standard input. */
+  readStdin: () => Promise<string>;
+  /** Current directory for relative paths. */
+  cwd: string;
+}
+
+/** The real process streams. */
+export function processIo(): CliIo {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString("utf8");
+    },
+    cwd: process.cwd(),
+  };
+}

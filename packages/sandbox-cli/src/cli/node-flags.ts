@@ -1,0 +1,31 @@
+import { spawn } from "node:child_process";
+
+const FLAG = "--no-node-snapshot";
+
+/**
+ * isolated-vm needs Node's startup snapshot off on Node 20+. True when this
+ * process already runs that way (flag on the command line or in NODE_OPTIONS).
+ */
+export function runsWithoutNodeSnapshot(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS,
+): boolean {
+  return execArgv.includes(FLAG) || (nodeOptions ?? "").split(/\s+/).includes(FLAG);
+}
+
+/**
+ * Re-run this script under `node --no-node-snapshot` with the same arguments
+ * and stdio, forwarding SIGINT/SIGTERM; resolves the child's exit code.
+ */
+export function reexecWithoutNodeSnapshot(script: string, args: readonly string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, FLAG, script, ...args], { stdio: "inherit" });
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    process.on("SIGINT", forward).on("SIGTERM", forward);
+    child.once("error", reject);
+    child.once("exit", (code, signal) => {
+      process.off("SIGINT", forward).off("SIGTERM", forward);
+      resolve(code ?? (signal ? 128 + 15 : 1));
+    });
+  });
+}

@@ -1,0 +1,168 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..");
+const bin = join(packageDir, "dist", "bin.js");
+const repoRoot = join(packageDir, "..", "..");
+const scratch = mkdtempSync(join(tmpdir(), "suaveplan-cli-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** When each stdout chunk arrived, ms after start. */
+  stdoutTimes: Array<{ at: number; text: string }>;
+  exitedAt: number;
+}
+
+function cli(args: string[], input?: string, cwd = repoRoot): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const run: CliRun = { code: null, stdout: "", stderr: "", stdoutTimes: [], exitedAt: 0 };
+    child.stdout.on("data", (d: Buffer) => {
+      run.stdout += d.toString();
+      run.stdoutTimes.push({ at: performance.now() - started, text: d.toString() });
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      run.stderr += d.toString();
+    });
+    child.once("error", reject);
+    child.once("close", (code) => {
+      run.code = code;
+      run.exitedAt = performance.now() - started;
+      resolve(run);
+    });
+    child.stdin.end(input ?? "");
+  });
+}
+
+describe("suaveplan-sandbox run", () => {
+  it("prints the SandboxResult as JSON and exits 0 on success", async () => {
+    const run = await cli(["run", "-e", "console.log('hi'); 2 + 3", "--json"]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ success: true, result: 5, logs: [{ level: "log", message: "hi" }] });
+  });
+
+  it("exits 1 when the code fails, 3 on timeout, 2 on usage errors", async () => {
+    const failed = await cli(["run", "-e", "throw new Error('nope')"]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain("nope");
+    const timedOut = await cli(["run", "-e", "while (true) {}", "--timeout", "100", "--json"]);
+    expect(timedOut.code).toBe(3);
+    expect(JSON.parse(timedOut.stdout)).toMatchObject({ success: false, errorCode: "SANDBOX_TIMEOUT" });
+    const usage = await Promise.all([
+      cli(["run"]),
+      cli(["run", "-e", "1", "--engine", "docker"]),
+      cli(["run", "-e", "1", "--timeout", "-5"]),
+      cli(["run", "-e", "1", "--context", "[1]"]),
+      cli(["run", "does-not-exist.js"]),
+      cli(["frobnicate"]),
+    ]);
+    expect(usage.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2]);
+    expect(usage[1]?.stderr).toContain("--engine: unknown engine");
+    expect(usage[2]?.stderr).toContain("--timeout must be a positive whole number");
+  });
+
+  it("exits 3 when the memory limit is hit", async () => {
+    const run = await cli([
+      "run",
+      "-e",
+      "const a = []; for (;;) a.push('x'.repeat(1e6) + Math.random())",
+      "--engine",
+      "isolate",
+      "--memory",
+      "16",
+      "--json",
+    ]);
+    expect(run.code).toBe(3);
+    expect(JSON.parse(run.stdout)).toMatchObject({ success: false, errorCode: "SANDBOX_MEMORY_EXCEEDED" });
+  });
+
+  it("reads code from standard input with - and passes --context as globals", async () => {
+    const run = await cli(["run", "-", "--engine", "spawn", "--context", '{"n": 6}', "--json"], "n * 7");
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).result).toBe(42);
+  });
+
+  it("runs the example under every engine with a line per engine", async () => {
+    const run = await cli(["run", "examples/agent-snippet.js", "--engine", "all"]);
+    expect(run.code).toBe(0);
+    for (const engine of ["vm", "worker", "spawn", "isolate"]) {
+      expect(run.stdout).toMatch(new RegExp(`✔ ${engine}: \\{"orders":5,"revenue":1111.75`));
+      expect(run.stdout).toMatch(new RegExp(`^${engine}\\s+ok\\s`, "m"));
+    }
+    expect(run.stdout).toContain("NOT a security boundary");
+  });
+
+  it("streams console output while the code is still running", async () => {
+    const run = await cli([
+      "run",
+      "-e",
+      "console.log('first'); await new Promise((r) => setTimeout(r, 1500)); console.log('second'); 1",
+      "--engine",
+      "worker",
+      "--timeout",
+      "10000",
+    ]);
+    expect(run.code).toBe(0);
+    const first = run.stdoutTimes.find((c) => c.text.includes("first"));
+    expect(first).toBeDefined();
+    expect(run.exitedAt - (first?.at ?? run.exitedAt)).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("has --help for every command", async () => {
+    for (const command of ["run", "exec", "probe", "bench"]) {
+      const run = await cli([command, "--help"]);
+      expect(run.code, command).toBe(0);
+      expect(run.stdout, command).toContain(`Usage: suaveplan-sandbox ${command}`);
+    }
+    const top = await cli(["--help"]);
+    expect(top.stdout).toMatch(/run[\s\S]*exec[\s\S]*probe[\s\S]*bench/);
+  });
+});
+
+describe("suaveplan-sandbox exec and probe", () => {
+  it("denies a write outside the workspace under read-only and reports it", async () => {
+    const outside = join(scratch, "outside.txt");
+    const workspace = join(scratch, "ws-ro");
+    mkdirSync(workspace);
+    const run = await cli(["exec", "--mode", "read-only", "--", "sh", "-c", `echo x > ${outside}`], undefined, workspace);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("[denied]");
+    expect(existsSync(outside)).toBe(false);
+  });
+
+  it("allows workspace writes under workspace-write and passes the exit code through", async () => {
+    const workspace = join(scratch, "ws-rw");
+    mkdirSync(workspace);
+    const run = await cli(
+      ["exec", "--mode", "workspace-write", "--workspace", workspace, "--", "sh", "-c", "echo hello > made.txt; exit 0"],
+      undefined,
+      workspace,
+    );
+    expect(run.code).toBe(0);
+    expect(readFileSync(join(workspace, "made.txt"), "utf8")).toBe("hello\n");
+    const failing = await cli(["exec", "--mode", "read-only", "--", "sh", "-c", "exit 7"], undefined, workspace);
+    expect(failing.code).toBe(7);
+    expect(failing.stderr).toContain("[failed]");
+  });
+
+  it("probe reports bwrap as available with full enforcement", async () => {
+    const run = await cli(["probe", "--json"]);
+    expect(run.code).toBe(0);
+    const probes = JSON.parse(run.stdout) as Array<{ backend: string; available: boolean; enforcement?: string }>;
+    expect(probes.find((p) => p.backend === "bwrap")).toMatchObject({ available: true, enforcement: "full" });
+  });
+
+  it("exec requires --mode", async () => {
+    const run = await cli(["exec", "--", "true"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--mode");
+  });
+});
