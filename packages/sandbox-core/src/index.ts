@@ -114,6 +114,8 @@ export {
   type CodeTransformerOptions,
   DEFAULT_MAX_CODE_LENGTH,
   type GuestSyntaxError,
+  type ParsedGuestCode,
+  parseGuestCode,
   type RuleFinding,
   type RuleInput,
   type TransformResult,

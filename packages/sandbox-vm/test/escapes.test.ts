@@ -17,7 +17,11 @@ afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.destroy()));
 });
 
-function outcome(result: SandboxResult): Pick<SandboxResult, "success" | "result" | "errorCode"> {
+function outcome(result: SandboxResult): {
+  success: boolean;
+  result: unknown;
+  errorCode: string | undefined;
+} {
   return { success: result.success, result: result.result, errorCode: result.errorCode };
 }
 

@@ -8,4 +8,4 @@ export {
   type TransformResult,
   type TransformRule,
 } from "./code-transformer.js";
-export type { GuestSyntaxError } from "./parse-guest-code.js";
+export { type GuestSyntaxError, type ParsedGuestCode, parseGuestCode } from "./parse-guest-code.js";

@@ -14,6 +14,11 @@ export interface ExecutionPlan {
   contextJson: string;
   /** JSON of `[[name, exports], …]` for data modules, or "" when none. */
   modulesJson: string;
+  /**
+   * Run the user code under node's timeout watchdog. False only for a
+   * provably bounded pure expression (no calls, loops or functions).
+   */
+  watchdog: boolean;
   /** Compiled source modules, evaluated in order before the user code. */
   sourceModules: readonly Script[];
   /** Wall-clock limit, in ms. */
@@ -155,7 +160,9 @@ export class VmExecution {
     const remaining = this.remaining();
     let value: unknown;
     try {
-      value = this.plan.script.runInContext(context, { timeout: remaining });
+      value = this.plan.watchdog
+        ? this.plan.script.runInContext(context, { timeout: remaining })
+        : this.plan.script.runInContext(context);
     } catch (thrown) {
       this.onThrow(thrown);
       if (!this.finished) this.armDeadline();

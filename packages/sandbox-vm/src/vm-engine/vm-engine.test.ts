@@ -196,6 +196,19 @@ describe("VmEngine", () => {
     );
   });
 
+  it("keeps pure expressions bounded when a source module installs a looping getter", async () => {
+    const vm = engine();
+    vm.registerModule({
+      name: "trap",
+      source: "Object.defineProperty(globalThis, 'spin', { get() { for (;;) {} } }); module.exports = 1;",
+    });
+    const result = await vm.execute("spin + 1", {}, { timeout: 200 });
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.TIMEOUT,
+    });
+  });
+
   it("supports await using", async () => {
     let seen: LogEntry[] = [];
     {

@@ -13,6 +13,7 @@ import type {
 import { GUEST_FILENAME, MODULE_FILENAME_PREFIX, moduleScriptSource } from "../internal/guest-runtime.js";
 import { encodeHostValue, NotTransferableError } from "../internal/host-transfer.js";
 import { LruCache } from "../internal/script-cache.js";
+import { isStraightLine } from "../internal/straight-line.js";
 import { type ExecutionPlan, failure, VmExecution } from "../internal/vm-execution.js";
 
 /** What the vm engine guarantees — and what it does not. */
@@ -31,6 +32,12 @@ export type VmEngineOptions = Partial<EngineLimits>;
 const SCRIPT_CACHE_SIZE = 64;
 
 type PreparedModule = { name: string; json: string } | { name: string; script: Script };
+
+/** A compiled user script and whether it is a provably bounded pure expression. */
+interface CompiledCode {
+  script: Script;
+  straightLine: boolean;
+}
 
 /**
  * Runs guest JavaScript in a fresh `node:vm` context per execution.
@@ -64,7 +71,7 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   readonly limits: Readonly<EngineLimits>;
   private readonly modules = new Map<string, PreparedModule>();
   private modulesJson: string | undefined;
-  private readonly scripts = new LruCache<string, Script>(SCRIPT_CACHE_SIZE);
+  private readonly scripts = new LruCache<string, CompiledCode>(SCRIPT_CACHE_SIZE);
   private readonly live = new Set<VmExecution>();
   private destroyed = false;
   private importGuard: CodeTransformer | undefined;
@@ -190,13 +197,16 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     }
     const contextJson = encodeContext(context);
     if (typeof contextJson !== "string") return contextJson;
-    const script = this.compile(code);
-    if (!(script instanceof Script)) return script;
+    const compiled = this.compile(code);
+    if (!("straightLine" in compiled)) return compiled;
     const sourceModules: Script[] = [];
-    for (const prepared of this.modules.values())
+    for (const prepared of this.modules.values()) {
       if ("script" in prepared) sourceModules.push(prepared.script);
+    }
     return {
-      script,
+      script: compiled.script,
+      // A getter from a source module could run user code even in a pure expression.
+      watchdog: !compiled.straightLine || sourceModules.length > 0,
       contextJson,
       modulesJson: this.dataModulesJson(),
       sourceModules,
@@ -206,7 +216,7 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     };
   }
 
-  private compile(code: string): Script | SandboxResult {
+  private compile(code: string): CompiledCode | SandboxResult {
     const cached = this.scripts.get(code);
     if (cached) return cached;
     let script: Script;
@@ -217,8 +227,9 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     }
     const refusal = this.refuseImport(code);
     if (refusal !== undefined) return failure(SANDBOX_CODES.CODE_BLOCKED, refusal);
-    this.scripts.set(code, script);
-    return script;
+    const compiled = { script, straightLine: isStraightLine(code) };
+    this.scripts.set(code, compiled);
+    return compiled;
   }
 
   private compileModule(name: string, source: string): Script {
