@@ -9,6 +9,7 @@ describe("isStraightLine", () => {
       "'x' + 1",
       "[1, { a: true }, null]",
       "ok ? 1 : 2",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: guest source containing a template literal
       "`n=${n}`",
       "x?.y.z",
       "typeof x; 1",
