@@ -170,6 +170,21 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
   },
   {
     group: "results",
+    name: "runs top-level await and return like an async function body",
+    async run(env) {
+      const engine = await env.engine();
+      await expectValue(
+        engine,
+        "await new Promise((r) => setTimeout(r, 10)); const v = await Promise.resolve(6); v + 1",
+        7,
+      );
+      await expectValue(engine, "if (true) return 'early'; 'late'", "early");
+      const failed = await expectFailure(engine, "await null; throw new Error('after await')", ENGINE_FAILED);
+      expect(failed.error).toContain("after await");
+    },
+  },
+  {
+    group: "results",
     name: "reports a rejected promise as a failure with its message",
     async run(env) {
       const engine = await env.engine();

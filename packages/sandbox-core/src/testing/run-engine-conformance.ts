@@ -29,8 +29,10 @@ export type MakeEngine = (limits?: Partial<EngineLimits>) => SandboxEngine | Pro
  *
  * The contract (decided once, all engines agree):
  * - The code is a script; its completion value is the result. A returned
- *   promise (thenable) is awaited within the same timeout. There is no
- *   top-level `await`; use an async IIFE.
+ *   promise (thenable) is awaited within the same timeout. Code using
+ *   top-level `await` or `return` runs as an async function body whose last
+ *   expression statement is the result (`toGuestScript` from
+ *   `@suaveplan/sandbox-core/guest-script`).
  * - `execute` never rejects for a failure of the guest's code: it resolves
  *   `success: false` with `error` text and an `errorCode`. Thrown values,
  *   rejected promises and syntax errors give `SANDBOX_ENGINE_FAILED`; the

@@ -1,6 +1,7 @@
 import { Script } from "node:vm";
 import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { toGuestScript } from "@suaveplan/sandbox-core/guest-script";
 import { parseSandboxConfig, parseSandboxModule, parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
 import type {
   EngineCapabilities,
@@ -28,6 +29,9 @@ export const VM_CAPABILITIES: EngineCapabilities = Object.freeze({
 /** Options of {@link VmEngine}; every field is optional. */
 export type VmEngineOptions = Partial<EngineLimits>;
 
+/** Code that may use top-level `await` or `return` (checked properly by `toGuestScript`). */
+const MAY_NEED_WRAPPING = /await|return/;
+
 /** Compiled user scripts kept per engine (by exact source text). */
 const SCRIPT_CACHE_SIZE = 64;
 
@@ -43,7 +47,8 @@ interface CompiledCode {
  * Runs guest JavaScript in a fresh `node:vm` context per execution.
  *
  * - The code is a script; its completion value is the result (a returned
- *   promise is awaited). Results and context values cross by structured
+ *   promise is awaited). Top-level `await` and `return` work as in an async
+ *   function body (see `toGuestScript`). Results and context values cross by structured
  *   copy as JSON-compatible data; no host object is reachable from guest code.
  * - `timeout` (ms) bounds sync loops, microtask loops, pending timers and
  *   never-settling promises (`microtaskMode: "afterEvaluate"`).
@@ -219,15 +224,17 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   private compile(code: string): CompiledCode | SandboxResult {
     const cached = this.scripts.get(code);
     if (cached) return cached;
+    // Top-level await/return: wrapped like every engine does (toGuestScript parses only when it may be needed).
+    const source = MAY_NEED_WRAPPING.test(code) ? toGuestScript(code).source : code;
     let script: Script;
     try {
-      script = new Script(code, { filename: GUEST_FILENAME });
+      script = new Script(source, { filename: GUEST_FILENAME });
     } catch (error) {
       return failure(SANDBOX_CODES.ENGINE_FAILED, describeSyntaxError(error));
     }
-    const refusal = this.refuseImport(code);
+    const refusal = this.refuseImport(source);
     if (refusal !== undefined) return failure(SANDBOX_CODES.CODE_BLOCKED, refusal);
-    const compiled = { script, straightLine: isStraightLine(code) };
+    const compiled = { script, straightLine: isStraightLine(source) };
     this.scripts.set(code, compiled);
     return compiled;
   }
