@@ -603,7 +603,7 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
           let factory;
           try {
             factory = indirectEval("(function (module, exports) {" + mod.source + "\n})");
-            ReflectApply(factory, undefined, [module, module.exports]);
+            ReflectApply(factory, module.exports, [module, module.exports]);
           } catch (error) {
             throw new ErrorCtor("module " + mod.name + " failed to load: " + describeThrown(error));
           }

@@ -1,0 +1,362 @@
+import { createRequire } from "node:module";
+import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
+import type { SandboxResult } from "@suaveplan/sandbox-core/types";
+import { afterAll, describe, expect, it } from "vitest";
+import { IsolateEngine } from "../src/index.js";
+
+// Adversarial tests: guest code tries to reach the host through the bridge.
+// isolated-vm's README: a leaked Reference, ExternalCopy, Callback or context
+// global is usually enough for full control of the host process. Each test is
+// named after the technique and counts its assertions.
+
+interface RawIsolatedVm {
+  Isolate: new (options: {
+    memoryLimit: number;
+  }) => {
+    createContextSync(): {
+      global: { setSync(key: string, value: unknown): void };
+      evalSync(code: string, options: { copy: true }): unknown;
+      release(): void;
+    };
+    dispose(): void;
+  };
+  Callback: new (fn: () => void) => unknown;
+}
+
+const ivm = createRequire(import.meta.url)("isolated-vm") as RawIsolatedVm;
+const engine = new IsolateEngine({ timeout: 10_000 });
+afterAll(() => engine.destroy());
+
+/** Run guest code that must succeed; return its result. */
+async function guest(code: string, context?: Record<string, unknown>): Promise<unknown> {
+  const result: SandboxResult = await engine.execute(code, context);
+  if (!result.success) throw new Error(`guest code failed: ${result.error}`);
+  return result.result;
+}
+
+interface GraphSummary {
+  keys: string[];
+  anonymousNativeFunctions: number;
+  bridgeMethodNames: string[];
+  visited: number;
+}
+
+/**
+ * Walks every object and function reachable from globalThis: own keys (string
+ * and symbol), property values, accessor functions (without calling them)
+ * and prototypes. A leaked isolated-vm handle shows up as one of its method
+ * names; a leaked host callback as an anonymous native function.
+ */
+const WALK_GLOBAL_GRAPH = `(() => {
+  const BRIDGE = ["applySync", "applySyncPromise", "applyIgnored", "derefInto", "copySync", "copyInto",
+    "setSync", "getSync", "evalSync", "evalClosureSync", "compileScriptSync", "createContextSync", "runSync"];
+  const toSource = Function.prototype.toString;
+  const seen = new Set();
+  const queue = [globalThis];
+  const keys = new Set();
+  const bridge = [];
+  let anonymousNative = 0;
+  while (queue.length > 0) {
+    const node = queue.pop();
+    if (seen.has(node)) continue;
+    seen.add(node);
+    if (typeof node === "function") {
+      let source = "";
+      try { source = toSource.call(node); } catch {}
+      const name = Object.getOwnPropertyDescriptor(node, "name");
+      if (source.includes("[native code]") && (name === undefined || name.value === "")) anonymousNative++;
+    }
+    const proto = Object.getPrototypeOf(node);
+    if (proto !== null) queue.push(proto);
+    for (const key of Reflect.ownKeys(node)) {
+      const label = typeof key === "symbol" ? key.toString() : key;
+      keys.add(label);
+      if (BRIDGE.includes(label)) bridge.push(label);
+      const d = Object.getOwnPropertyDescriptor(node, key);
+      for (const v of [d.value, d.get, d.set]) {
+        if (v !== null && (typeof v === "object" || typeof v === "function")) queue.push(v);
+      }
+    }
+  }
+  return { keys: [...keys].sort(), anonymousNativeFunctions: anonymousNative, bridgeMethodNames: bridge, visited: seen.size };
+})()`;
+
+/** The same walk in a pristine isolated-vm context, optionally with a deliberately leaked callback. */
+function walkPristineContext(leak?: string): GraphSummary {
+  const isolate = new ivm.Isolate({ memoryLimit: 32 });
+  try {
+    const context = isolate.createContextSync();
+    if (leak !== undefined) context.global.setSync(leak, new ivm.Callback(() => {}));
+    return context.evalSync(WALK_GLOBAL_GRAPH, { copy: true }) as GraphSummary;
+  } finally {
+    isolate.dispose();
+  }
+}
+
+describe("IsolateEngine escapes", () => {
+  it("object-graph walk from globalThis: only the timer API differs from a pristine context", async () => {
+    expect.assertions(5);
+    const pristine = walkPristineContext();
+    expect(pristine.bridgeMethodNames).toEqual([]);
+    const sandbox = (await guest(WALK_GLOBAL_GRAPH)) as GraphSummary;
+    const pristineKeys = new Set(pristine.keys);
+    expect(sandbox.keys.filter((key) => !pristineKeys.has(key))).toEqual([
+      "clearInterval",
+      "clearTimeout",
+      "queueMicrotask",
+      "setInterval",
+      "setTimeout",
+    ]);
+    expect(sandbox.bridgeMethodNames).toEqual(pristine.bridgeMethodNames);
+    // The same anonymous natives as V8 itself has (%ThrowTypeError% and kin): no host callback.
+    expect(sandbox.anonymousNativeFunctions).toBe(pristine.anonymousNativeFunctions);
+    expect(sandbox.visited).toBeGreaterThan(500); // the walk really covered the intrinsics
+  });
+
+  it("object-graph walk self-test: a deliberately leaked Callback is detected", () => {
+    expect.assertions(2);
+    const pristine = walkPristineContext();
+    const leaky = walkPristineContext("leakedHostCallback");
+    expect(leaky.keys.filter((key) => !pristine.keys.includes(key))).toEqual(["leakedHostCallback"]);
+    expect(leaky.anonymousNativeFunctions).toBe(pristine.anonymousNativeFunctions + 1);
+  });
+
+  it("Object.getOwnPropertyNames(globalThis): no ivm, _ivm, Reference, $0 or bootstrap globals", async () => {
+    expect.assertions(2);
+    const names = [
+      "ivm",
+      "_ivm",
+      "Reference",
+      "ExternalCopy",
+      "Callback",
+      "Isolate",
+      "Context",
+      "Script",
+      "$0",
+      "$1",
+      "__suaveplanPayload",
+      "require",
+      "process",
+      "module",
+      "Buffer",
+      "global",
+    ];
+    expect(
+      await guest(
+        `${JSON.stringify(names)}.map((name) => typeof globalThis[name] + ":" + (name in globalThis))`,
+      ),
+    ).toEqual(names.map(() => "undefined:false"));
+    expect(
+      await guest(
+        "Object.getOwnPropertyNames(globalThis).concat(Object.getOwnPropertySymbols(globalThis).map(String)).filter((n) => /suaveplan|ivm|^\\$\\d|host|payload/i.test(n))",
+      ),
+    ).toEqual([]);
+  });
+
+  it("constructor.constructor: every Function constructor is the guest's own, with no host globals", async () => {
+    expect.assertions(1);
+    expect(
+      await guest(`[
+        console.log.constructor === Function,
+        setTimeout.constructor.constructor === Function,
+        ({}).constructor.constructor("return this")() === globalThis,
+        console.log.constructor("return typeof process + typeof require + typeof module")(),
+        (async () => {}).constructor("return typeof process")() instanceof Promise,
+        Object.getPrototypeOf(function* () {}).constructor("return 1")().next().value,
+      ]`),
+    ).toEqual([true, true, true, "undefinedundefinedundefined", true, 1]);
+  });
+
+  it("walking prototypes of every global reaches only guest-realm intrinsics", async () => {
+    expect.assertions(1);
+    // Every prototype chain from a global ends at this context's Object.prototype (or null).
+    expect(
+      await guest(`Object.getOwnPropertyNames(globalThis).filter((name) => {
+        let value;
+        try { value = globalThis[name]; } catch { return false; }
+        if (value === null || (typeof value !== "object" && typeof value !== "function")) return false;
+        let node = value;
+        for (let i = 0; i < 50 && node !== null; i++) {
+          if (node === Object.prototype) return false;
+          node = Object.getPrototypeOf(node);
+        }
+        return node !== null;
+      })`),
+    ).toEqual([]);
+  });
+
+  it("fn.caller / arguments.callee.caller from callbacks the bootstrap invokes: always null", async () => {
+    expect.assertions(1);
+    expect(
+      await guest(`(async () => {
+        const seen = [];
+        function onTimer() { seen.push(["timer", onTimer.caller, arguments.callee.caller]); }
+        await new Promise((done) => setTimeout(function wake() { onTimer(); seen.push(["wake", wake.caller]); done(); }, 1));
+        await new Promise((done) => queueMicrotask(function micro() { seen.push(["microtask", micro.caller]); done(); }));
+        const thenable = { then: function then(resolve) { seen.push(["then", then.caller]); resolve(1); } };
+        await thenable;
+        return seen.map(([where, ...callers]) => where + ":" + callers.map((c) => c === null ? "null" : typeof c).join("/"));
+      })()`),
+    ).toEqual(["timer:function/function", "wake:null", "microtask:null", "then:null"]);
+  });
+
+  it("a sloppy getter on the result reads its caller while the bootstrap copies it out: null", async () => {
+    expect.assertions(1);
+    expect(
+      await guest(
+        "Object.defineProperty({}, 'probe', { enumerable: true, get: function probe() { return probe.caller === null ? 'null' : typeof probe.caller; } })",
+      ),
+    ).toEqual({ probe: "null" });
+  });
+
+  it("Error.prepareStackTrace + CallSite.getFunction/getThis: no bootstrap function or receiver", async () => {
+    expect.assertions(1);
+    // Every user function carries the /*u*/ marker; any other function a frame
+    // hands out (or a receiver of a frame without one) would be a leak.
+    expect(
+      await guest(`(async () => {
+        const leaks = [];
+        const frames = [];
+        Error.prepareStackTrace = (error, callSites) => callSites;
+        const collect = (where) => {/*u*/
+          for (const frame of new Error().stack) {
+            const fn = frame.getFunction();
+            const self = frame.getThis();
+            frames.push(where);
+            if (fn === undefined ? self !== undefined : !Function.prototype.toString.call(fn).includes("/*u*/")) {
+              leaks.push(where + ": " + frame.getFunctionName());
+            }
+          }
+        };
+        await new Promise((done) => {/*u*/ setTimeout(function onTimer() {/*u*/ collect("timer"); done(); }, 1); });
+        await new Promise((done) => {/*u*/ queueMicrotask(function onMicrotask() {/*u*/ collect("microtask"); done(); }); });
+        await { then(resolve) {/*u*/ collect("thenable"); resolve(); } };
+        return { get probe() {/*u*/ collect("result getter"); return { leaks, framesSeen: frames.length > 4 }; } };
+      })()`),
+    ).toEqual({ probe: { leaks: [], framesSeen: true } });
+  });
+
+  it("poisoned prototypes and statics are never called by the bridge (console, timers, result copy)", async () => {
+    expect.assertions(2);
+    const result = await engine.execute(`
+      const apply = Reflect.apply;
+      const define = Object.defineProperty;
+      const values = Object.values;
+      const calls = Object.create(null);
+      let count = 0;
+      let recording = false;
+      const record = (what) => { if (recording) calls[count++] = what; };
+      const poison = (owner, key) => {
+        const original = owner[key];
+        define(owner, key, { __proto__: null, configurable: true, writable: true, value: function (...args) {
+          record(typeof key === "symbol" ? key.description : key);
+          return apply(original, this, args);
+        } });
+      };
+      for (const key of ["call", "apply", "bind", "toString"]) poison(Function.prototype, key);
+      for (const key of ["apply", "ownKeys", "get", "set", "defineProperty"]) poison(Reflect, key);
+      for (const key of ["keys", "defineProperty", "getOwnPropertyDescriptor", "getPrototypeOf", "create", "hasOwn", "entries"]) poison(Object, key);
+      for (const key of ["push", "join", "map", "slice", "forEach", Symbol.iterator]) poison(Array.prototype, key);
+      for (const key of ["slice", "charCodeAt", "replace", "startsWith", "toString"]) poison(String.prototype, key);
+      for (const key of ["then", "catch", "finally"]) poison(Promise.prototype, key);
+      for (const key of ["resolve", "reject", "all"]) poison(Promise, key);
+      for (const key of ["add", "has", "delete", "forEach"]) poison(Set.prototype, key);
+      for (const key of ["forEach", "get", "set"]) poison(Map.prototype, key);
+      for (const key of ["test", "exec", Symbol.replace]) poison(RegExp.prototype, key);
+      poison(JSON, "stringify");
+      define(Array.prototype, "0", { __proto__: null, configurable: true, set(v) { record("Array.prototype[0] setter"); } });
+      for (const key of ["get", "set", "value", "host"]) {
+        define(Object.prototype, key, { __proto__: null, configurable: true, get() { record("Object.prototype." + key); return undefined; } });
+      }
+      define(Promise, Symbol.species, { __proto__: null, configurable: true, get() { record("Promise[Symbol.species]"); return Promise; } });
+      define(Error, Symbol.hasInstance, { __proto__: null, configurable: true, value() { record("Error[Symbol.hasInstance]"); return false; } });
+      const logged = { a: [1, "two"], m: new Map([[1, new Set([2])]]), d: new Date(0), f() {} };
+      recording = true;
+      console.log(logged, "%s=%d", "x", 1);
+      const id = setTimeout(() => {}, 1000);
+      clearTimeout(id);
+      setTimeout(() => console.warn("tick"), 1);
+      queueMicrotask(() => console.info("micro"));
+      new Promise((done) => setTimeout(done, 20)).constructor === Promise;
+      ({ nested: { list: [1, 2, 3] }, get calls() { recording = false; return values(calls); } })
+    `);
+    expect({ success: result.success, error: result.error, logs: result.logs }).toEqual({
+      success: true,
+      error: undefined,
+      logs: [
+        {
+          level: "log",
+          message:
+            "{ a: [ 1, 'two' ], m: Map(1) { 1 => Set(1) { 2 } }, d: 1970-01-01T00:00:00.000Z, f: [Function: f] } %s=%d x 1",
+        },
+        { level: "info", message: "micro" },
+        { level: "warn", message: "tick" },
+      ],
+    });
+    // "calls" is read when the result is copied out, after the console and timer calls above.
+    expect(result.result).toEqual({ nested: { list: [1, 2, 3] }, calls: [] });
+  });
+
+  it("host errors never cross: a throwing onLog is invisible to the guest", async () => {
+    expect.assertions(1);
+    const result = await engine.execute(
+      "let seen = 'no error'; try { console.log('a'); console.error('b'); } catch (e) { seen = String(e) + e.stack; } seen",
+      {},
+      {
+        onLog: () => {
+          throw new Error(`host failure at ${process.cwd()}/secret.ts`);
+        },
+      },
+    );
+    expect({ success: result.success, result: result.result }).toEqual({ success: true, result: "no error" });
+  });
+
+  it("bridge copy failures carry no host stack frames or paths", async () => {
+    expect.assertions(3);
+    const result = await engine.execute("({ handle: new WeakMap(), get more() { return new WeakSet(); } })");
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.ENGINE_FAILED,
+    });
+    expect(result.error).toBe("result is not transferable: TypeError: #<WeakMap> could not be cloned.");
+    expect(result.error).not.toContain(process.cwd());
+  });
+
+  it("a context value cannot smuggle a host function, even nested", async () => {
+    expect.assertions(2);
+    const result = await engine.execute("typeof tools.run", { tools: { run: () => process.exit(1) } });
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.ENGINE_FAILED,
+    });
+    expect(result.error).toMatch(/^context is not transferable into the isolate/);
+  });
+
+  it("state planted on shared intrinsics or globals does not reach the next execution", async () => {
+    expect.assertions(1);
+    await guest(
+      "Object.prototype.planted = 1; Function.prototype.call = () => 'hijacked'; globalThis.console = { log() {} }; setTimeout = null; 0",
+    );
+    expect(
+      await guest(
+        "[typeof ({}).planted, Function.prototype.call === Function.prototype.call && typeof setTimeout, (() => 1).call()]",
+      ),
+    ).toEqual(["undefined", "function", 1]);
+  });
+
+  it("a source module runs inside the sandbox with no more reach than user code", async () => {
+    expect.assertions(1);
+    const local = new IsolateEngine();
+    try {
+      local.registerModule({
+        name: "probe",
+        source:
+          "module.exports = { host: typeof process + typeof require + typeof __suaveplanPayload, thisIsExports: this === module.exports };",
+      });
+      const result = await local.execute("probe");
+      expect(result.result).toEqual({ host: "undefinedundefinedundefined", thisIsExports: true });
+    } finally {
+      await local.destroy();
+    }
+  });
+});
