@@ -13,8 +13,8 @@ import { Bench } from "tinybench";
 import { LocalSandboxProvider } from "../dist/index.js";
 
 const workspace = mkdtempSync(join(tmpdir(), "suaveplan-bench-"));
-const iterations = Number(process.env.BENCH_ITERATIONS ?? 200);
-const bench = new Bench({ iterations, time: 0, warmupIterations: 20 });
+const iterations = Number(process.env.BENCH_ITERATIONS ?? 25);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 12);
 const pairs = [];
 
 function run(argv, env) {
@@ -36,18 +36,20 @@ for (const backend of ["bwrap", "landlock"]) {
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", ...fixed.env };
     const bare = `${backend} ${mode}: bare runner exec`;
     const confined = `${backend} ${mode}: provider.confine + spawn`;
-    bench.add(bare, () => run(fixed.argv, env));
-    bench.add(confined, () => {
+    const bareFn = () => run(fixed.argv, env);
+    const confinedFn = () => {
       const c = provider.confine(["true"], policy);
       try {
         run(c.argv, { PATH: env.PATH, ...c.env });
       } finally {
         c.dispose?.();
       }
-    });
+    };
     pairs.push({
       bare,
       confined,
+      bareFn,
+      confinedFn,
       cleanup: () => {
         fixed.dispose?.();
         provider.dispose();
@@ -56,8 +58,26 @@ for (const backend of ["bwrap", "landlock"]) {
   }
 }
 
-await bench.run();
-const median = (name) => bench.tasks.find((t) => t.name === name)?.result?.latency?.p50;
+// Many short rounds, alternating which task of a pair runs first, so machine
+// noise and warm-up hit both sides alike; each side reports its median of medians.
+const medians = new Map();
+for (let round = 0; round < rounds; round++) {
+  const bench = new Bench({ iterations, time: 0, warmupIterations: 3 });
+  for (const pair of pairs) {
+    const order = round % 2 === 0 ? ["bare", "confined"] : ["confined", "bare"];
+    for (const side of order) bench.add(pair[side], pair[`${side}Fn`]);
+  }
+  await bench.run();
+  for (const task of bench.tasks) {
+    const list = medians.get(task.name) ?? [];
+    list.push(task.result?.latency?.p50 ?? Number.NaN);
+    medians.set(task.name, list);
+  }
+}
+const median = (name) => {
+  const sorted = [...(medians.get(name) ?? [])].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
 console.log("median latency per exec (ms); ratio = confine+spawn / bare");
 for (const { bare, confined, cleanup } of pairs) {
   const a = median(bare);
