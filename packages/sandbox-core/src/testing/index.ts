@@ -1,5 +1,10 @@
 export {
+  type CapabilityFlag,
+  CONFORMANCE_CHECKS,
   CONFORMANCE_DEFAULTS,
+  type ConformanceCheck,
+  type ConformanceEnv,
   type EngineConformanceOptions,
+  type ResolvedConformanceOptions,
 } from "./conformance-checks.js";
-export { type MakeEngine, runEngineConformance } from "./run-engine-conformance.js";
+export { type MakeEngine, runConformanceCheck, runEngineConformance } from "./run-engine-conformance.js";

@@ -132,3 +132,26 @@ export function createEnv(
     },
   };
 }
+
+/**
+ * Run one check outside the suite (e.g. to prove a deliberately broken
+ * engine fails it). Rejects with the assertion error when the engine breaks
+ * the contract; resolves `"skipped"` when the engine lacks the capability
+ * the check requires. Engines made for the check are destroyed afterwards.
+ */
+export async function runConformanceCheck(
+  check: ConformanceCheck,
+  makeEngine: MakeEngine,
+  options: EngineConformanceOptions = {},
+): Promise<"passed" | "skipped"> {
+  const live: SandboxEngine[] = [];
+  const env = createEnv(makeEngine, { ...CONFORMANCE_DEFAULTS, ...options }, live);
+  try {
+    if (check.requires !== undefined && !checkApplies(check, (await env.engine()).capabilities))
+      return "skipped";
+    await check.run(env);
+    return "passed";
+  } finally {
+    await Promise.all(live.map((engine) => engine.destroy()));
+  }
+}
