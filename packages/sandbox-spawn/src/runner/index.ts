@@ -10,6 +10,7 @@ export {
   type RunnerInput,
   type RunnerModule,
   type RunnerOutput,
+  SELF_DEADLINE_GRACE_MS,
 } from "./protocol.js";
 export {
   createFdSink,

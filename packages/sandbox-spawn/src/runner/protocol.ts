@@ -40,10 +40,20 @@ export interface RunnerInput {
   modules: RunnerModule[];
   /** Console output budget, in UTF-8 bytes. */
   maxOutputSize: number;
+  /**
+   * The host's timeout, in ms. The host enforces it with SIGKILL; the runner
+   * also bounds itself (top-level sync code by the vm timeout, everything else
+   * by a deadline {@link SELF_DEADLINE_GRACE_MS} later) so a child whose host
+   * died does not run on.
+   */
+  timeoutMs?: number;
 }
 
+/** How long after `timeoutMs` the runner ends itself when the host has not, in ms. */
+export const SELF_DEADLINE_GRACE_MS = 1000;
+
 /** Why a runner result failed. */
-export type RunnerErrorKind = "guest" | "transfer" | "input";
+export type RunnerErrorKind = "guest" | "transfer" | "input" | "timeout";
 
 /** The final frame: the outcome of the guest code. */
 export type RunnerOutput =
@@ -60,7 +70,7 @@ export type RunnerOutput =
       success: false;
       /** One line: `Name: message`, never a stack trace or a host path. */
       error: string;
-      /** `guest`: the code threw or rejected; `transfer`: the result cannot cross; `input`: bad request. */
+      /** `guest`: the code threw or rejected; `transfer`: the result cannot cross; `input`: bad request; `timeout`: the runner's own bound. */
       errorKind: RunnerErrorKind;
       /** `process.memoryUsage().heapUsed` growth during the execution, in bytes. */
       memoryUsed: number;

@@ -49,6 +49,7 @@ describe("parseRunnerInput", () => {
       ['{"code":"","modules":[{"name":"a-b"}]}', "request.modules[0].name: must be a JavaScript identifier"],
       ['{"code":"","modules":[{"name":"a","source":1}]}', "request.modules[0].source: must be a string"],
       ['{"code":"","maxOutputSize":0}', "request.maxOutputSize: must be a positive integer (bytes)"],
+      ['{"code":"","timeoutMs":1.5}', "request.timeoutMs: must be a positive integer (ms)"],
     ];
     for (const [text, message] of cases) expect(() => parseRunnerInput(text)).toThrow(message);
   });
@@ -150,6 +151,37 @@ describe("prepareRunner", () => {
       type: "result",
       success: true,
       result: { when: "1970-01-01T00:00:00.000Z", list: [null, null] },
+      memoryUsed: "number",
+    });
+  });
+
+  it("bounds itself when the host has not: top-level sync code by the vm timeout, the rest by a later deadline", async () => {
+    const sync = await run(request("while (true) {}", { timeoutMs: 50 }));
+    expect(sync.output).toEqual({
+      type: "result",
+      success: false,
+      error: "Execution timed out after 50 ms",
+      errorKind: "timeout",
+      memoryUsed: "number",
+    });
+    const pending = await run(request("new Promise(() => {})", { timeoutMs: 10 }));
+    expect(pending.output).toEqual({
+      type: "result",
+      success: false,
+      error: "Execution timed out after 10 ms",
+      errorKind: "timeout",
+      memoryUsed: "number",
+    });
+    const faked = await run(
+      request("throw Object.assign(new Error('fake'), { code: 'ERR_SCRIPT_EXECUTION_TIMEOUT' })", {
+        timeoutMs: 1000,
+      }),
+    );
+    expect(faked.output).toEqual({
+      type: "result",
+      success: false,
+      error: "Error: fake",
+      errorKind: "guest",
       memoryUsed: "number",
     });
   });

@@ -6,10 +6,12 @@ import {
   LOG_LEVELS,
   maxLogLines,
   PROTOCOL_FD,
+  type RunnerErrorKind,
   type RunnerFrame,
   type RunnerInput,
   type RunnerModule,
   type RunnerOutput,
+  SELF_DEADLINE_GRACE_MS,
 } from "./protocol.js";
 
 /** Where the runner sends its frames. */
@@ -35,7 +37,7 @@ const hasOwn = Object.hasOwn;
 
 type OutputBody =
   | { success: true; result?: unknown }
-  | { success: false; error: string; errorKind: "guest" | "transfer" | "input" };
+  | { success: false; error: string; errorKind: RunnerErrorKind };
 
 /**
  * Validate a request read from stdin. Throws a plain `Error` naming the bad
@@ -49,7 +51,7 @@ export function parseRunnerInput(text: string): RunnerInput {
     throw new Error("request: stdin is not one JSON object");
   }
   if (!isRecord(raw)) throw new Error("request: stdin is not one JSON object");
-  const { code, context = {}, modules = [], maxOutputSize = DEFAULT_MAX_OUTPUT_BYTES } = raw;
+  const { code, context = {}, modules = [], maxOutputSize = DEFAULT_MAX_OUTPUT_BYTES, timeoutMs } = raw;
   if (typeof code !== "string") throw new Error("request.code: must be a string");
   if (!isRecord(context)) throw new Error("request.context: must be an object");
   if (!Array.isArray(modules)) throw new Error("request.modules: must be an array");
@@ -68,7 +70,15 @@ export function parseRunnerInput(text: string): RunnerInput {
   if (typeof maxOutputSize !== "number" || !Number.isSafeInteger(maxOutputSize) || maxOutputSize < 1) {
     throw new Error("request.maxOutputSize: must be a positive integer (bytes)");
   }
-  return { code, context, modules: parsedModules, maxOutputSize };
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== "number" || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
+  ) {
+    throw new Error("request.timeoutMs: must be a positive integer (ms)");
+  }
+  const input: RunnerInput = { code, context, modules: parsedModules, maxOutputSize };
+  if (timeoutMs !== undefined) input.timeoutMs = timeoutMs;
+  return input;
 }
 
 /**
@@ -114,6 +124,15 @@ export function prepareRunner(): PreparedRunner {
         const heapBefore = process.memoryUsage().heapUsed;
         const timers = new Map<number, NodeJS.Timeout>();
         const keepAlive = setInterval(() => {}, 2 ** 30);
+        const timedOut = (): OutputBody => ({
+          success: false,
+          error: `Execution timed out after ${input.timeoutMs} ms`,
+          errorKind: "timeout",
+        });
+        const deadline =
+          input.timeoutMs === undefined
+            ? undefined
+            : setTimeout(() => finish(timedOut()), input.timeoutMs + SELF_DEADLINE_GRACE_MS);
         const pushLog = createLogBudget(input.maxOutputSize, sink);
         let nextTimerId = 0;
         let settled: { kind: string; payload: unknown } | undefined;
@@ -126,6 +145,7 @@ export function prepareRunner(): PreparedRunner {
           for (const timer of timers.values()) clearTimeout(timer);
           timers.clear();
           clearInterval(keepAlive);
+          clearTimeout(deadline);
           if (check !== undefined) clearImmediate(check);
           handler = (op) => (op === "log" ? 0 : undefined);
           const memoryUsed = Math.max(0, process.memoryUsage().heapUsed - heapBefore);
@@ -203,9 +223,19 @@ export function prepareRunner(): PreparedRunner {
           const code = input.code.startsWith("#!") ? `//${input.code.slice(2)}` : input.code;
           const script = compile(`"use strict";void 0;${code}`, GUEST_FILENAME, importModuleDynamically);
           let value: unknown;
+          const runStarted = performance.now();
           try {
-            value = script.runInContext(context, { displayErrors: false });
+            value =
+              input.timeoutMs === undefined
+                ? script.runInContext(context, { displayErrors: false })
+                : script.runInContext(context, { displayErrors: false, timeout: input.timeoutMs });
           } catch (error) {
+            // Whatever was thrown (the vm's timeout error is created in the guest realm, so it
+            // cannot be told apart from a guest's imitation): code that ran that long timed out.
+            if (input.timeoutMs !== undefined && performance.now() - runStarted >= input.timeoutMs) {
+              finish(timedOut());
+              return;
+            }
             throw new GuestFailure(describeGuest(error));
           }
           Reflect.apply(settle, undefined, [value]);

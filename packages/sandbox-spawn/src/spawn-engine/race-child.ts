@@ -233,7 +233,10 @@ function toRunnerOutput(frame: Record<string, unknown>): RunnerOutput | undefine
     return output;
   }
   if (frame.success !== false || typeof frame.error !== "string") return undefined;
-  const errorKind = frame.errorKind === "transfer" || frame.errorKind === "input" ? frame.errorKind : "guest";
+  const errorKind =
+    frame.errorKind === "transfer" || frame.errorKind === "input" || frame.errorKind === "timeout"
+      ? frame.errorKind
+      : "guest";
   return { type: "result", success: false, error: frame.error, errorKind, memoryUsed };
 }
 

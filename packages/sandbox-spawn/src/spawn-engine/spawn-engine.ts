@@ -331,6 +331,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
         if (output.result !== undefined) ok.result = output.result;
         return ok;
       }
+      // The runner bounds itself too (for when its host is gone); the host's SIGKILL usually comes first.
+      if (output.errorKind === "timeout") return timeoutFailure(limits);
       if (output.errorKind === "input") {
         return failure(SANDBOX_CODES.SPAWN_FAILED, `The runner refused the request: ${output.error}`);
       }
@@ -346,10 +348,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     }
     if (outcome.kind === "timeout") {
       return outcome.phase === "run"
-        ? failure(
-            SANDBOX_CODES.TIMEOUT,
-            `Execution timed out after ${limits.timeout} ms; the child process was killed with SIGKILL. Raise timeout or shorten the work`,
-          )
+        ? timeoutFailure(limits)
         : failure(
             SANDBOX_CODES.SPAWN_FAILED,
             `The child process did not start the code within ${this.startTimeout} ms (startTimeout); the machine may be overloaded${stderrNote(outcome.stderr)}`,
@@ -414,6 +413,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
         });
       }),
     };
+    // A pipe error must never surface as an unhandled 'error' in the host; the child's exit tells the story.
+    for (let fd = 0; fd < child.stdio.length; fd++) child.stdio[fd]?.on("error", ignore);
     this.live.add(entry);
     return entry;
   }
@@ -509,6 +510,13 @@ function failure(code: SandboxCode, message: string): Omit<SandboxResult, "durat
   return { success: false, error: new SandboxError(code, message).message, errorCode: code };
 }
 
+function timeoutFailure(limits: Limits): Omit<SandboxResult, "duration" | "logs"> {
+  return failure(
+    SANDBOX_CODES.TIMEOUT,
+    `Execution timed out after ${limits.timeout} ms; the child process was killed with SIGKILL. Raise timeout or shorten the work`,
+  );
+}
+
 function disposedResult(): SandboxResult {
   return {
     ...failure(
@@ -553,7 +561,7 @@ function encodeRequest(
   limits: Limits,
 ): string {
   const contextJson = toJson(context);
-  return `{"code":${JSON.stringify(code)},"context":${contextJson},"modules":${JSON.stringify(modules)},"maxOutputSize":${limits.maxOutputSize}}`;
+  return `{"code":${JSON.stringify(code)},"context":${contextJson},"modules":${JSON.stringify(modules)},"maxOutputSize":${limits.maxOutputSize},"timeoutMs":${limits.timeout}}`;
 }
 
 /** fd 3 bytes tolerated: the result (bounded by the child's heap) plus the worst-case escaped log budget. */
@@ -585,6 +593,8 @@ function holdOpen(child: SpawnedChild, hold: boolean): void {
     if (stream !== null && stream !== undefined) stream[method]?.();
   }
 }
+
+function ignore(): void {}
 
 function withoutUndefined<T extends Record<string, unknown>>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
