@@ -1,0 +1,88 @@
+import type { GuestKit } from "./guest-kit.js";
+
+/** The guest functions the worker host holds. Every argument and return value is a primitive. */
+export interface GuestHostApi {
+  registerSource(identifier: string, source: string): void;
+  /** A fresh guest-realm coded error, for the host to throw back into guest code unchanged. */
+  makeError(code: string, message: string): unknown;
+  /** Hold the plugin's module namespace (a guest object the host never inspects). */
+  setNamespace(namespace: unknown): void;
+  /** Queue: report `loaded` with the function export names, or the evaluation error. */
+  queueLoaded(ok: boolean, error: unknown): void;
+  /** Queue: call export `name` with decoded `payload` args; report `result.ok` / `result.error`. */
+  queueCall(id: number, name: string, payload: string): void;
+  /** Queue: settle proxy request `id`. */
+  queueSettle(id: number, ok: boolean, payload: string): void;
+}
+
+/**
+ * GUEST REALM. Builds the object the host keeps. The `queue*` functions only enqueue a guest
+ * microtask; the host then runs the context's microtask queue under the vm `timeout`, so plugin
+ * code only ever runs inside a timed drain.
+ */
+export function createGuestHostApi(kit: GuestKit): GuestHostApi {
+  const resolved = Promise.resolve();
+  const then = Promise.prototype.then;
+  const apply = Reflect.apply;
+  const queue = (task: () => void) => {
+    apply(then, resolved, [task]);
+  };
+  const report = (op: string, a: number | boolean, value: unknown) => {
+    let payload: string;
+    try {
+      payload = kit.encode(value, op !== "result.ok");
+    } catch (error) {
+      op = op === "loaded.ok" ? "loaded.error" : "result.error";
+      payload = kit.encode(error, true);
+    }
+    kit.call(op, a, payload);
+  };
+  let namespace: Record<string, unknown> = {};
+
+  return {
+    registerSource(identifier, source) {
+      kit.registerSource(identifier, source);
+    },
+    makeError(code, message) {
+      return kit.makeError(code, message);
+    },
+    setNamespace(ns) {
+      namespace = ns as Record<string, unknown>;
+    },
+    queueLoaded(ok, error) {
+      queue(() => {
+        if (!ok) {
+          report("loaded.error", false, error);
+          return;
+        }
+        const names = Object.keys(namespace).filter((name) => typeof namespace[name] === "function");
+        report("loaded.ok", true, names);
+      });
+    },
+    queueCall(id, name, payload) {
+      queue(() => {
+        const fn = namespace[name];
+        if (typeof fn !== "function") {
+          report(
+            "result.error",
+            id,
+            kit.makeError(
+              "SAND_VM_EXPORT_NOT_FOUND",
+              `the plugin has no function export ${JSON.stringify(name)}`,
+            ),
+          );
+          return;
+        }
+        new Promise((resolve) =>
+          resolve(apply(fn as (...args: unknown[]) => unknown, undefined, kit.decode(payload) as unknown[])),
+        ).then(
+          (value) => report("result.ok", id, value),
+          (error: unknown) => report("result.error", id, error),
+        );
+      });
+    },
+    queueSettle(id, ok, payload) {
+      queue(() => kit.settle(id, ok, payload));
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * Types shared by the guest-side bootstrap parts. Every `install*` function in this folder is
+ * stringified with `Function.prototype.toString` and evaluated INSIDE the vm context, so it must
+ * be self-contained: it may use only its `kit` parameter and ECMAScript globals of the guest realm.
+ * Nothing here runs in the host realm.
+ */
+
+/** Primitive-only channel to the host. Returns a JSON string `[ok, payload]` (or `undefined`). */
+export type GuestBridge = (
+  op: string,
+  a?: string | number | boolean,
+  b?: string | number | boolean,
+) => unknown;
+
+/** Shape of a coded error as it crosses the membrane. */
+export interface CrossingError {
+  code: string;
+  message: string;
+  name?: string;
+}
+
+/** Static configuration handed to the bootstrap as JSON. */
+export interface GuestConfig {
+  /** Capability globals to install: `"fs"`, `"fetch"`. */
+  capabilities: string[];
+  /** Identifier prefix of plugin modules (`sandbox:/plugin/`); stack frames elsewhere are hidden. */
+  pluginUrlPrefix: string;
+}
+
+/** Members the parts add to the kit, in install order. */
+export interface GuestKit {
+  bridge: GuestBridge;
+  config: GuestConfig;
+  /** Call the host; throws a guest error for a host-side failure, never a host object. */
+  call(op: string, a?: string | number | boolean, b?: string | number | boolean): unknown;
+  // guest-errors
+  makeError(code: string, message: string, name?: string): Error;
+  isSandboxRaised(value: unknown): boolean;
+  // guest-codec
+  encode(value: unknown, lenient?: boolean): string;
+  decode(text: string): unknown;
+  toBase64(bytes: Uint8Array): string;
+  fromBase64(text: string): Uint8Array;
+  toBytes(value: unknown, what: string): Uint8Array;
+  // guest-text
+  utf8Encode(text: string): Uint8Array;
+  utf8Decode(bytes: Uint8Array): string;
+  // guest-dynamic-code
+  registerSource(identifier: string, source: string): void;
+  /** Globals to install on the frozen global object, by name. */
+  globals: Record<string, unknown>;
+  /** Extra objects (not reachable from globals) to deep-freeze. */
+  hidden: unknown[];
+  // guest-capabilities
+  settle(id: number, ok: boolean, payload: string): void;
+}

@@ -1,0 +1,36 @@
+// Messages between the main-thread handle and the vm worker. Payloads are membrane codec strings.
+import type { SandVmCode } from "../errors/sand-vm-codes.js";
+
+/** `workerData` of the vm worker. */
+export interface WorkerInit {
+  /** Absolute path of the plugin's entry module. */
+  pluginModulePath: string;
+  /** Per-drain CPU budget and module-evaluation timeout, ms. */
+  timeoutMs: number;
+  /** Capability globals to install (`"fs"`, `"fetch"`). */
+  capabilities: string[];
+}
+
+/** A host-side failure described as data. */
+export interface WireError {
+  code: SandVmCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** Main → worker. */
+export type ToWorker =
+  | { t: "call"; id: number; name: string; payload: string }
+  | { t: "forget"; id: number }
+  | { t: "cap.result"; id: number; ok: boolean; payload: string };
+
+/** Worker → main. */
+export type FromWorker =
+  | { t: "started" }
+  | { t: "ready"; payload: string }
+  | { t: "load-failed"; error: WireError }
+  | { t: "load-threw"; payload: string }
+  | { t: "result"; id: number; ok: boolean; payload: string }
+  | { t: "cap"; id: number; op: string; payload: string }
+  | { t: "log"; level: string; payload: string }
+  | { t: "fatal"; error: WireError };

@@ -1,0 +1,413 @@
+import { dirname } from "node:path";
+import { formatWithOptions } from "node:util";
+import { Worker } from "node:worker_threads";
+import { PermissionChecker, type PermissionCode, PermissionError } from "@suaveplan/api-sandbox-permissions";
+import type { LogLevel } from "@suaveplan/sandbox-core/types";
+import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
+import type { FromWorker, ToWorker, WorkerInit } from "../internal/protocol.js";
+import {
+  type DecodedGuestError,
+  decodeGuestValue,
+  encodeHostValue,
+  SANDBOX_RAISED,
+} from "../membrane/host-codec.js";
+import {
+  type CapabilityProxies,
+  installCapabilityProxies,
+  toCrossingError,
+} from "../proxies/install-capability-proxies.js";
+import {
+  type ResolvedVmSandboxOptions,
+  resolveVmSandboxOptions,
+  type VmSandboxOptions,
+} from "./vm-sandbox-options.js";
+import { vmWorkerUrl } from "./worker-entry-url.js";
+
+/** What this host guarantees, as data (see README "Security notes"). */
+export interface VmSandboxCapabilities {
+  /** Always `false`: node:vm and worker_threads are defence in depth, not a security boundary. */
+  readonly securityBoundary: false;
+  /** Where plugin code runs. */
+  readonly isolation: "vm-context-in-worker-thread";
+  /** Sync loops and microtask loops are stopped after `timeoutMs`; pending promises time out per call. */
+  readonly boundsAsyncWork: true;
+  /** The worker's heap is capped at `memoryLimitMb` (exceeding it ends the sandbox). */
+  readonly enforcesMemoryLimit: true;
+}
+
+/** A running plugin. Dispose it (or use `await using`). */
+export interface VmSandboxHandle extends AsyncDisposable {
+  /** The plugin's function exports, callable from the host; arguments and results are copied. */
+  readonly exports: Readonly<Record<string, (...args: unknown[]) => Promise<unknown>>>;
+  /** Names of the plugin's function exports. */
+  readonly exportNames: readonly string[];
+  /** What this sandbox enforces. */
+  readonly capabilities: VmSandboxCapabilities;
+  /** True once `dispose()` was called or the sandbox failed fatally. */
+  readonly disposed: boolean;
+  /**
+   * Call export `name` with copies of `args`; resolves a copy of its (awaited) result. Rejects with
+   * `SAND_VM_TIMEOUT` after `timeoutMs`, `SAND_VM_PLUGIN_THREW` (or the guest error's own
+   * `SAND_VM_*`/`PERMISSION_*` code) when the plugin throws, `SAND_VM_DISPOSED` after dispose.
+   */
+  call(name: string, ...args: unknown[]): Promise<unknown>;
+  /** Terminate the worker (releasing the context), reject in-flight calls and proxy calls with `SAND_VM_DISPOSED`. Idempotent: later calls return the same promise. */
+  dispose(): Promise<void>;
+}
+
+const CAPABILITIES: VmSandboxCapabilities = Object.freeze({
+  securityBoundary: false,
+  isolation: "vm-context-in-worker-thread",
+  boundsAsyncWork: true,
+  enforcesMemoryLimit: true,
+});
+const LOG_LEVELS = new Set<string>(["log", "info", "warn", "error", "debug"]);
+const SAND_VM_CODE_SET = new Set<string>(Object.values(SAND_VM_CODES));
+const WORKER_FLAGS = ["--experimental-vm-modules", "--disable-warning=ExperimentalWarning"];
+
+interface PendingCall {
+  name: string;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  timer: NodeJS.Timeout;
+}
+
+function preview(value: unknown): string {
+  return formatWithOptions({ depth: 2, breakLength: Number.POSITIVE_INFINITY }, "%O", value).slice(0, 200);
+}
+
+/** Turn a value the plugin threw (decoded) into the host error. */
+function hostErrorFrom(thrown: unknown, where: string): Error {
+  if (thrown instanceof Error) {
+    const guest = thrown as DecodedGuestError;
+    if (guest[SANDBOX_RAISED] === true && typeof guest.code === "string") {
+      if (guest.code.startsWith("PERMISSION_"))
+        return new PermissionError(guest.code as PermissionCode, guest.message);
+      if (SAND_VM_CODE_SET.has(guest.code)) {
+        return new VmSandboxError(guest.code as SandVmCode, guest.message, {
+          details: { guestStack: guest.stack ?? "" },
+        });
+      }
+    }
+    return new VmSandboxError(SAND_VM_CODES.PLUGIN_THREW, `${where} threw ${guest.name}: ${guest.message}`, {
+      cause: guest,
+      details: {
+        name: guest.name,
+        message: guest.message,
+        guestStack: guest.stack ?? "",
+        ...(typeof guest.code === "string" ? { code: guest.code } : {}),
+      },
+    });
+  }
+  return new VmSandboxError(
+    SAND_VM_CODES.PLUGIN_THREW,
+    `${where} threw a non-error value: ${preview(thrown)}`,
+    {
+      details: { value: preview(thrown) },
+    },
+  );
+}
+
+class VmSandbox implements VmSandboxHandle {
+  readonly capabilities = CAPABILITIES;
+  exports: Readonly<Record<string, (...args: unknown[]) => Promise<unknown>>> = Object.freeze({});
+  exportNames: readonly string[] = Object.freeze([]);
+  readonly ready: Promise<void>;
+  readonly #worker: Worker;
+  readonly #options: ResolvedVmSandboxOptions;
+  readonly #proxies: CapabilityProxies;
+  readonly #pending = new Map<number, PendingCall>();
+  #callSeq = 0;
+  #loading = true;
+  #loadTimer: NodeJS.Timeout | undefined;
+  #settleReady: { resolve(): void; reject(error: unknown): void } | undefined;
+  #disposal: Promise<void> | undefined;
+  #stderrTail = "";
+
+  constructor(worker: Worker, options: ResolvedVmSandboxOptions, proxies: CapabilityProxies) {
+    this.#worker = worker;
+    this.#options = options;
+    this.#proxies = proxies;
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.#settleReady = { resolve, reject };
+    });
+    worker.stdout.resume();
+    worker.stderr.on("data", (chunk: Buffer) => {
+      this.#stderrTail = (this.#stderrTail + chunk.toString("utf8")).slice(-2_000);
+    });
+    worker.on("message", (message: FromWorker) => this.#onMessage(message));
+    worker.on("error", (error: Error) => {
+      const code = (error as { code?: unknown }).code;
+      this.#fail(
+        code === "ERR_WORKER_OUT_OF_MEMORY"
+          ? new VmSandboxError(
+              SAND_VM_CODES.MEMORY_EXCEEDED,
+              `the plugin exceeded the sandbox heap limit of ${options.memoryLimitMb} MiB; the sandbox was disposed`,
+            )
+          : new VmSandboxError(SAND_VM_CODES.WORKER_FAILED, `the sandbox worker crashed: ${error.message}`, {
+              cause: error,
+            }),
+      );
+    });
+    worker.on("exit", (exitCode) => {
+      if (this.#disposal === undefined) {
+        const tail = this.#stderrTail.trim();
+        this.#fail(
+          new VmSandboxError(
+            SAND_VM_CODES.WORKER_FAILED,
+            `the sandbox worker exited unexpectedly with code ${exitCode}`,
+            {
+              details: tail === "" ? { exitCode } : { exitCode, stderr: tail },
+            },
+          ),
+        );
+      }
+    });
+  }
+
+  get disposed(): boolean {
+    return this.#disposal !== undefined;
+  }
+
+  call(name: string, ...args: unknown[]): Promise<unknown> {
+    if (this.#disposal !== undefined) {
+      return Promise.reject(
+        new VmSandboxError(
+          SAND_VM_CODES.DISPOSED,
+          `cannot call ${JSON.stringify(name)}: the sandbox is disposed`,
+        ),
+      );
+    }
+    if (!this.exportNames.includes(name)) {
+      return Promise.reject(
+        new VmSandboxError(
+          SAND_VM_CODES.EXPORT_NOT_FOUND,
+          `the plugin has no function export ${JSON.stringify(name)}`,
+          {
+            details: { name, exports: [...this.exportNames] },
+          },
+        ),
+      );
+    }
+    let payload: string;
+    try {
+      payload = encodeHostValue(args);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const id = ++this.#callSeq;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        this.#post({ t: "forget", id });
+        this.#updateRef();
+        reject(
+          new VmSandboxError(
+            SAND_VM_CODES.TIMEOUT,
+            `plugin export ${JSON.stringify(name)} did not settle within ${this.#options.timeoutMs} ms`,
+            {
+              details: { name, timeoutMs: this.#options.timeoutMs },
+            },
+          ),
+        );
+      }, this.#options.timeoutMs);
+      this.#pending.set(id, { name, resolve, reject, timer });
+      this.#updateRef();
+      this.#post({ t: "call", id, name, payload });
+    });
+  }
+
+  dispose(): Promise<void> {
+    if (this.#disposal === undefined) {
+      this.#disposal = this.#teardown(new VmSandboxError(SAND_VM_CODES.DISPOSED, "the sandbox was disposed"));
+    }
+    return this.#disposal;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose();
+  }
+
+  #teardown(reason: Error): Promise<void> {
+    this.#loading = false;
+    clearTimeout(this.#loadTimer);
+    this.#settleReady?.reject(reason);
+    for (const call of this.#pending.values()) {
+      clearTimeout(call.timer);
+      call.reject(reason);
+    }
+    this.#pending.clear();
+    this.#proxies.dispose();
+    return this.#worker.terminate().then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** A fatal failure: everything in flight rejects with `error`, then the sandbox is disposed. */
+  #fail(error: Error): void {
+    if (this.#disposal !== undefined) return;
+    this.#disposal = this.#teardown(error);
+  }
+
+  #post(message: ToWorker): void {
+    if (this.#disposal === undefined) this.#worker.postMessage(message);
+  }
+
+  /** Keep the process alive only while something waits on the plugin. */
+  #updateRef(): void {
+    if (this.#loading || this.#pending.size > 0 || this.#proxies.inFlight > 0) this.#worker.ref();
+    else this.#worker.unref();
+  }
+
+  #onMessage(message: FromWorker): void {
+    if (this.#disposal !== undefined) return;
+    switch (message.t) {
+      case "started":
+        this.#loadTimer = setTimeout(() => {
+          this.#fail(
+            new VmSandboxError(
+              SAND_VM_CODES.TIMEOUT,
+              `the plugin did not finish loading within ${this.#options.timeoutMs} ms`,
+              {
+                details: { timeoutMs: this.#options.timeoutMs },
+              },
+            ),
+          );
+        }, this.#options.timeoutMs);
+        return;
+      case "ready": {
+        clearTimeout(this.#loadTimer);
+        this.#loading = false;
+        const decoded = decodeGuestValue(message.payload);
+        const names = Array.isArray(decoded)
+          ? decoded.filter((name): name is string => typeof name === "string")
+          : [];
+        this.exportNames = Object.freeze(names);
+        const exports: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+        for (const name of names) exports[name] = (...args: unknown[]) => this.call(name, ...args);
+        this.exports = Object.freeze(exports);
+        this.#updateRef();
+        this.#settleReady?.resolve();
+        return;
+      }
+      case "load-failed":
+        this.#fail(
+          new VmSandboxError(
+            message.error.code,
+            message.error.message,
+            message.error.details ? { details: message.error.details } : {},
+          ),
+        );
+        return;
+      case "load-threw":
+        this.#fail(hostErrorFrom(decodeGuestValue(message.payload), "the plugin module"));
+        return;
+      case "result": {
+        const call = this.#pending.get(message.id);
+        if (call === undefined) return;
+        this.#pending.delete(message.id);
+        clearTimeout(call.timer);
+        this.#updateRef();
+        try {
+          const value = decodeGuestValue(message.payload);
+          if (message.ok) call.resolve(value);
+          else call.reject(hostErrorFrom(value, `plugin export ${JSON.stringify(call.name)}`));
+        } catch (error) {
+          call.reject(error);
+        }
+        return;
+      }
+      case "cap":
+        this.#onCapability(message.id, message.op, message.payload);
+        return;
+      case "log":
+        this.#onLog(message.level, message.payload);
+        return;
+      case "fatal":
+        this.#fail(new VmSandboxError(message.error.code, message.error.message));
+        return;
+    }
+  }
+
+  #onCapability(id: number, op: string, payload: string): void {
+    let args: unknown[];
+    try {
+      args = decodeGuestValue(payload) as unknown[];
+    } catch (error) {
+      this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) });
+      return;
+    }
+    this.#proxies.call(op, Array.isArray(args) ? args : []).then(
+      (value) => {
+        let encoded: string;
+        try {
+          encoded = encodeHostValue(value);
+        } catch (error) {
+          this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) });
+          return;
+        }
+        this.#post({ t: "cap.result", id, ok: true, payload: encoded });
+      },
+      (error: unknown) =>
+        this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) }),
+    );
+    this.#updateRef();
+  }
+
+  #onLog(level: string, payload: string): void {
+    const onLog = this.#options.onLog;
+    if (onLog === undefined) return;
+    let args: unknown;
+    try {
+      args = decodeGuestValue(payload);
+    } catch {
+      return;
+    }
+    const values = Array.isArray(args) ? args : [args];
+    const message = formatWithOptions({ colors: false, depth: 4 }, ...values);
+    onLog({ level: (LOG_LEVELS.has(level) ? level : "log") as LogLevel, message });
+  }
+}
+
+/**
+ * Start a plugin host: a worker thread (with `--experimental-vm-modules`) holding one frozen
+ * `vm` context that loads `pluginModulePath` as an ES module. Resolves once the module graph is
+ * evaluated and its exports are known.
+ *
+ * @throws VmSandboxError `SAND_VM_INVALID_OPTIONS`, `SAND_VM_MODULE_IMPORT_FORBIDDEN`,
+ *   `SAND_VM_MODULE_LOAD_FAILED`, `SAND_VM_PLUGIN_THREW` (or a guest error's own code), `SAND_VM_TIMEOUT`;
+ *   PermissionError `PERMISSION_INVALID_POLICY`.
+ */
+export async function createVmSandbox(options: VmSandboxOptions): Promise<VmSandboxHandle> {
+  const resolved = resolveVmSandboxOptions(options);
+  const checker =
+    resolved.policy instanceof PermissionChecker
+      ? resolved.policy
+      : new PermissionChecker(resolved.policy, {
+          cwd: dirname(resolved.pluginModulePath),
+          ...(resolved.meterProvider === undefined ? {} : { meterProvider: resolved.meterProvider }),
+        });
+  const proxies = installCapabilityProxies({ checker, proxies: resolved.proxies });
+  const init: WorkerInit = {
+    pluginModulePath: resolved.pluginModulePath,
+    timeoutMs: resolved.timeoutMs,
+    capabilities: [...proxies.installed],
+  };
+  const worker = new Worker(vmWorkerUrl(), {
+    workerData: init,
+    execArgv: WORKER_FLAGS,
+    env: {},
+    stdout: true,
+    stderr: true,
+    resourceLimits: { maxOldGenerationSizeMb: resolved.memoryLimitMb },
+  });
+  const sandbox = new VmSandbox(worker, resolved, proxies);
+  try {
+    await sandbox.ready;
+  } catch (error) {
+    await sandbox.dispose();
+    throw error;
+  }
+  return sandbox;
+}

@@ -1,0 +1,255 @@
+// Entry of the worker thread that hosts one plugin's vm context (started with
+// --experimental-vm-modules). This file is the HOST side inside the worker: it talks to the guest
+// only through primitives (see frozen-globals/guest-host-api.ts) and to the main thread by messages.
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { type Context, constants, createContext, Script, SourceTextModule } from "node:vm";
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
+import { buildBootstrapSource, PLUGIN_URL_PREFIX } from "../frozen-globals/bootstrap-source.js";
+import type { GuestHostApi } from "../frozen-globals/guest-host-api.js";
+import type { FromWorker, ToWorker, WireError, WorkerInit } from "../internal/protocol.js";
+import { PluginModuleLoader } from "../module-loader/plugin-module-loader.js";
+
+const apply = Reflect.apply;
+const init = workerData as WorkerInit;
+if (parentPort === null) throw new Error("vm-worker must run in a worker thread");
+const port: MessagePort = parentPort;
+const post = (message: FromWorker) => port.postMessage(message);
+const wire = (code: SandVmCode, message: string): WireError => ({ code, message });
+
+/** Results of calls the main thread stopped waiting for (timed out) are dropped. */
+const forgotten = new Set<number>();
+let capabilitySeq = 0;
+let broken = false;
+
+const URL_PARTS = [
+  "href",
+  "protocol",
+  "username",
+  "password",
+  "host",
+  "hostname",
+  "port",
+  "pathname",
+  "search",
+  "hash",
+] as const;
+const urlParts = (url: URL) => {
+  const parts: Record<string, string> = { origin: url.origin };
+  for (const key of URL_PARTS) parts[key] = url[key];
+  return parts;
+};
+const ok = (value: unknown) => JSON.stringify([true, value ?? null]);
+
+/** The one host function the guest can call (captured in the bootstrap's closure, never exposed). */
+function bridge(op: unknown, a: unknown, b: unknown): string | undefined {
+  try {
+    switch (op) {
+      case "result.ok":
+      case "result.error": {
+        if (typeof a !== "number" || typeof b !== "string") return undefined;
+        if (forgotten.delete(a)) return undefined;
+        post({ t: "result", id: a, ok: op === "result.ok", payload: b });
+        return undefined;
+      }
+      case "loaded.ok":
+        if (typeof b === "string") post({ t: "ready", payload: b });
+        return undefined;
+      case "loaded.error":
+        if (typeof b === "string") post({ t: "load-threw", payload: b });
+        return undefined;
+      case "cap": {
+        if (typeof a !== "string" || typeof b !== "string") throw new TypeError("bad capability request");
+        const id = ++capabilitySeq;
+        post({ t: "cap", id, op: a, payload: b });
+        return ok(id);
+      }
+      case "log":
+        if (typeof a === "string" && typeof b === "string") post({ t: "log", level: a, payload: b });
+        return undefined;
+      case "url.parse": {
+        if (typeof a !== "string") throw new TypeError("bad url");
+        const base = typeof b === "string" ? b : undefined;
+        if (!URL.canParse(a, base)) return ok(null);
+        return ok(urlParts(new URL(a, base)));
+      }
+      case "url.set": {
+        if (typeof a !== "string" || typeof b !== "string") throw new TypeError("bad url");
+        const [prop, value] = JSON.parse(b) as [string, string];
+        const url = new URL(a);
+        if (!(URL_PARTS as readonly string[]).includes(prop)) throw new TypeError("bad url property");
+        (url as unknown as Record<string, string>)[prop] = String(value);
+        return ok(urlParts(url));
+      }
+      case "usp.parse":
+        return ok([...new URLSearchParams(String(a))]);
+      case "usp.serialize":
+        return ok(new URLSearchParams(JSON.parse(String(a)) as [string, string][]).toString());
+      case "crypto.random": {
+        const length = Number(a);
+        if (!Number.isInteger(length) || length < 0 || length > 65_536) throw new RangeError("bad length");
+        return ok(randomBytes(length).toString("base64"));
+      }
+      case "crypto.uuid":
+        return ok(randomUUID());
+      case "crypto.digest": {
+        if (!["sha1", "sha256", "sha384", "sha512"].includes(String(a))) throw new TypeError("bad digest");
+        return ok(
+          createHash(String(a))
+            .update(Buffer.from(String(b), "base64"))
+            .digest("base64"),
+        );
+      }
+      default:
+        throw new TypeError(`unknown bridge operation ${String(op)}`);
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : "host operation failed";
+    const name =
+      error instanceof TypeError ? "TypeError" : error instanceof RangeError ? "RangeError" : "Error";
+    return JSON.stringify([false, { code: "ERR_SANDBOX_HOST", message, name }]);
+  }
+}
+
+/**
+ * The vm timeout error may be created in the guest context's realm (it is thrown while the
+ * context is entered), so it is recognised by its own `code` data property, not by `instanceof`.
+ */
+function isTimeout(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  return Object.getOwnPropertyDescriptor(error, "code")?.value === "ERR_SCRIPT_EXECUTION_TIMEOUT";
+}
+
+function fatalTimeout(): void {
+  if (broken) return;
+  broken = true;
+  post({
+    t: "fatal",
+    error: wire(
+      SAND_VM_CODES.TIMEOUT,
+      `plugin code ran for more than ${init.timeoutMs} ms without yielding and was stopped; the sandbox was disposed`,
+    ),
+  });
+}
+
+async function main(): Promise<void> {
+  if (constants?.DONT_CONTEXTIFY === undefined || typeof SourceTextModule !== "function") {
+    post({
+      t: "load-failed",
+      error: wire(
+        SAND_VM_CODES.UNSUPPORTED_RUNTIME,
+        `this Node.js (${process.version}) lacks vm.constants.DONT_CONTEXTIFY or vm.SourceTextModule; use Node.js >= 20.19`,
+      ),
+    });
+    return;
+  }
+  const context: Context = createContext(constants.DONT_CONTEXTIFY, {
+    name: "api-sandbox-vm plugin",
+    codeGeneration: { strings: false, wasm: false },
+    microtaskMode: "afterEvaluate",
+  });
+  const drainScript = new Script("", { filename: "sandbox:/drain" });
+  /** Run the context's microtask queue (where all plugin code runs) under the CPU budget. */
+  const drain = () => {
+    if (broken) return;
+    try {
+      drainScript.runInContext(context, { timeout: init.timeoutMs });
+    } catch (error) {
+      if (isTimeout(error)) fatalTimeout();
+      else throw error;
+    }
+  };
+  let kickPending = false;
+  const kick = () => {
+    if (kickPending) return;
+    kickPending = true;
+    setImmediate(() => {
+      kickPending = false;
+      drain();
+    });
+  };
+
+  const bootstrap = new Script(buildBootstrapSource(), { filename: "sandbox:/bootstrap" }).runInContext(
+    context,
+  );
+  const config = JSON.stringify({ capabilities: init.capabilities, pluginUrlPrefix: PLUGIN_URL_PREFIX });
+  const api = apply(bootstrap as (...args: unknown[]) => unknown, undefined, [
+    bridge,
+    config,
+  ]) as GuestHostApi;
+  // Captured before any plugin code runs; afterwards the host never reads a guest property.
+  const { registerSource, makeError, setNamespace, queueLoaded, queueCall, queueSettle } = api;
+  // The load budget (timeoutMs) starts now: the plugin's own files, linking and evaluation.
+  post({ t: "started" });
+
+  port.on("message", (message: ToWorker) => {
+    if (broken) return;
+    switch (message.t) {
+      case "call":
+        apply(queueCall, undefined, [message.id, message.name, message.payload]);
+        drain();
+        break;
+      case "cap.result":
+        apply(queueSettle, undefined, [message.id, message.ok, message.payload]);
+        drain();
+        break;
+      case "forget":
+        forgotten.add(message.id);
+        break;
+    }
+  });
+
+  const loader = new PluginModuleLoader({
+    pluginModulePath: init.pluginModulePath,
+    context,
+    timeoutMs: init.timeoutMs,
+    registerSource: (identifier, source) => apply(registerSource, undefined, [identifier, source]),
+    guestError: (code, message) => apply(makeError, undefined, [code, message]),
+    kick,
+  });
+  let entry: SourceTextModule;
+  try {
+    entry = await loader.load();
+  } catch (error) {
+    const described =
+      error instanceof VmSandboxError
+        ? wire(error.code, error.message)
+        : wire(
+            SAND_VM_CODES.MODULE_LOAD_FAILED,
+            `the plugin could not be loaded: ${error instanceof Error ? error.message : String(error)}`,
+          );
+    post({ t: "load-failed", error: described });
+    return;
+  }
+  const evaluation = entry.evaluate({ timeout: init.timeoutMs });
+  drain();
+  try {
+    await evaluation;
+  } catch (error) {
+    if (isTimeout(error)) fatalTimeout();
+    else if (error instanceof Error)
+      post({ t: "load-failed", error: wire(SAND_VM_CODES.MODULE_LOAD_FAILED, error.message) });
+    else {
+      apply(queueLoaded, undefined, [false, error]);
+      drain();
+    }
+    return;
+  }
+  apply(setNamespace, undefined, [entry.namespace]);
+  apply(queueLoaded, undefined, [true, undefined]);
+  drain();
+}
+
+// Rejections of guest values (e.g. an import() refused while its guest promise is not yet
+// observed) are the plugin's business; they must not crash the worker.
+process.on("unhandledRejection", () => {});
+
+main().catch((error: unknown) => {
+  post({
+    t: "fatal",
+    error: wire(
+      SAND_VM_CODES.WORKER_FAILED,
+      `the sandbox worker failed: ${error instanceof Error ? error.message : String(error)}`,
+    ),
+  });
+});
