@@ -13,6 +13,9 @@ export const DONE = Object.freeze({
   ERROR: 3,
 });
 
+/** Most timers one execution may have pending at once (each is a host timer). */
+export const MAX_PENDING_TIMERS = 10_000;
+
 /** File name user code is compiled under; the only frames guest stack traces show. */
 export const GUEST_FILENAME = "sandbox.js";
 /** Prefix of the file names of registered source modules. */
@@ -50,6 +53,7 @@ const ${RUNTIME_BINDING} = (() => {
   const StringCtor = String;
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
+  const RangeErrorCtor = RangeError;
   const PromiseCtor = Promise;
   const promiseThen = Promise.prototype.then;
   const symbolToString = Symbol.prototype.toString;
@@ -198,8 +202,10 @@ const ${RUNTIME_BINDING} = (() => {
       throw new TypeErrorCtor("The callback must be a function; code strings are not evaluated in the sandbox");
     }
     const id = nextTimerId++;
+    if (hostCall("timer", id, delayOf(delay), repeat) !== true) {
+      throw new RangeErrorCtor("Too many pending timers in the sandbox (limit ${MAX_PENDING_TIMERS})");
+    }
     timers[id] = { callback, args, repeat };
-    hostCall("timer", id, delayOf(delay), repeat);
     return id;
   }
 

@@ -3,7 +3,14 @@ import { type Context, createContext, type Script } from "node:vm";
 import { SANDBOX_CODES, type SandboxCode } from "@suaveplan/sandbox-core/error-codes";
 import { LogCollector } from "@suaveplan/sandbox-core/resource-limiter";
 import type { LogEntry, LogLevel, SandboxResult } from "@suaveplan/sandbox-core/types";
-import { DONE, failScript, fireScript, runtimeScript, settleScript } from "./guest-runtime.js";
+import {
+  DONE,
+  failScript,
+  fireScript,
+  MAX_PENDING_TIMERS,
+  runtimeScript,
+  settleScript,
+} from "./guest-runtime.js";
 import { isHostError, isHostTimeout } from "./host-guards.js";
 
 /** Everything one execution needs, prepared by the engine. */
@@ -112,14 +119,17 @@ export class VmExecution {
       }
       return !this.collector.truncated;
     },
-    timer: (id: unknown, ms: unknown, repeat: unknown): void => {
-      if (this.finished || typeof id !== "number" || typeof ms !== "number" || this.timers.has(id)) return;
+    timer: (id: unknown, ms: unknown, repeat: unknown): boolean => {
+      if (this.finished || typeof id !== "number" || typeof ms !== "number" || this.timers.has(id))
+        return false;
+      if (this.timers.size >= MAX_PENDING_TIMERS) return false;
       const delay = Math.min(Math.max(1, ms), MAX_TIMER_MS);
       const handle =
         repeat === true
           ? setInterval(() => this.onTimer(id, true), delay)
           : setTimeout(() => this.onTimer(id, false), delay);
       this.timers.set(id, handle);
+      return true;
     },
     clear: (id: unknown): void => {
       if (typeof id !== "number") return;

@@ -209,6 +209,19 @@ describe("VmEngine", () => {
     });
   });
 
+  it("caps pending timers per execution (each is a host timer)", async () => {
+    const result = await engine().execute(
+      "const ids = []; try { for (;;) ids.push(setTimeout(() => {}, 60000)); } catch (e) { for (const id of ids) clearTimeout(id); [ids.length, e.name, e.message] }",
+      {},
+      { timeout: 5000 },
+    );
+    expect(result.result).toEqual([
+      10_000,
+      "RangeError",
+      "Too many pending timers in the sandbox (limit 10000)",
+    ]);
+  });
+
   it("supports await using", async () => {
     let seen: LogEntry[] = [];
     {

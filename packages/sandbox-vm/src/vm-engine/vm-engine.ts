@@ -112,11 +112,19 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     options: SandboxOptions = {},
   ): Promise<SandboxResult> {
     if (this.destroyed) return disposed();
-    const plan = this.plan(code, context, options);
-    if (!("script" in plan)) return plan;
-    const execution = new VmExecution(plan, (ended) => this.live.delete(ended));
-    this.live.add(execution);
-    return execution.start();
+    let execution: VmExecution | undefined;
+    try {
+      const plan = this.plan(code, context, options);
+      if (!("script" in plan)) return plan;
+      execution = new VmExecution(plan, (ended) => this.live.delete(ended));
+      this.live.add(execution);
+      return await execution.start();
+    } catch (error) {
+      // Only the host can fail here (e.g. out of memory creating a context); never reject.
+      const text = `VmEngine could not run the code: ${error instanceof Error ? error.message : String(error)}`;
+      execution?.abort(SANDBOX_CODES.ENGINE_FAILED, text);
+      return failure(SANDBOX_CODES.ENGINE_FAILED, text);
+    }
   }
 
   /**
