@@ -24,6 +24,10 @@ export interface ExecutionRequest {
   maxOutputSize: number;
   /** Pending timers allowed at once. */
   maxTimers: number;
+  /** Timers allowed to be created in total. */
+  maxTimerCreations: number;
+  /** Console lines allowed in total. */
+  maxLogLines: number;
   /** Streaming log sink. */
   onLog: ((entry: LogEntry) => void) | undefined;
 }
@@ -49,6 +53,9 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: string; code: 
  */
 export class Execution {
   private readonly logs: LogCollector;
+  private readonly emitLog: ((entry: LogEntry) => void) | undefined;
+  private logLines = 0;
+  private timersCreated = 0;
   private readonly timers = new Map<number, HostTimer>();
   private readonly due: number[] = [];
   private readonly startedAt = performance.now();
@@ -72,8 +79,7 @@ export class Execution {
     private readonly request: ExecutionRequest,
   ) {
     const { onLog } = request;
-    this.logs = new LogCollector(
-      request.maxOutputSize,
+    this.emitLog =
       onLog === undefined
         ? undefined
         : (entry) => {
@@ -82,8 +88,8 @@ export class Execution {
             } catch {
               // A throwing onLog must not break the execution (or reach the guest).
             }
-          },
-    );
+          };
+    this.logs = new LogCollector(request.maxOutputSize, this.emitLog);
     this.deadline = this.startedAt + request.timeoutMs;
     this.result = new Promise((resolve) => {
       this.resolveResult = resolve;
@@ -108,6 +114,8 @@ export class Execution {
       code: this.request.code,
       maxOutputSize: this.request.maxOutputSize,
       maxTimers: this.request.maxTimers,
+      maxTimerCreations: this.request.maxTimerCreations,
+      maxLogLines: this.request.maxLogLines,
       modules: this.request.modules,
       context: this.request.context,
     };
@@ -152,7 +160,9 @@ export class Execution {
     try {
       if (this.settled) return;
       if (op === "l") {
-        if (typeof a === "string" && LEVELS.has(a) && typeof b === "string") this.logs.push(a as LogLevel, b);
+        if (typeof a === "string" && LEVELS.has(a) && typeof b === "string") this.pushLog(a as LogLevel, b);
+      } else if (op === "L") {
+        this.capLines();
       } else if (op === "t") {
         if (typeof a === "number" && typeof b === "number" && typeof c === "boolean") this.armTimer(a, b, c);
       } else if (op === "c") {
@@ -177,8 +187,29 @@ export class Execution {
     }
   }
 
+  private pushLog(level: LogLevel, message: string): void {
+    // The guest enforces both caps; the host repeats them in case it did not.
+    if (this.logLines >= this.request.maxLogLines) return this.capLines();
+    this.logLines++;
+    this.logs.push(level, message);
+  }
+
+  /** Too many lines: end the output with a sentinel like the byte cap's. */
+  private capLines(): void {
+    if (this.logs.truncated || this.logLines > this.request.maxLogLines) return;
+    this.logLines = this.request.maxLogLines + 1;
+    const entry: LogEntry = {
+      level: "warn",
+      message: `[output truncated at ${this.request.maxLogLines} lines]`,
+    };
+    this.logs.entries.push(entry);
+    this.emitLog?.(entry);
+  }
+
   private armTimer(id: number, delay: number, repeat: boolean): void {
     if (this.timers.has(id) || this.timers.size >= this.request.maxTimers) return;
+    if (this.timersCreated >= this.request.maxTimerCreations) return;
+    this.timersCreated++;
     const ms = Number.isFinite(delay) ? Math.min(Math.max(1, Math.floor(delay)), MAX_DELAY_MS) : 1;
     const timer: HostTimer = { repeat, delay: ms, handle: undefined };
     timer.handle = setTimeout(() => this.fireTimer(id), ms);

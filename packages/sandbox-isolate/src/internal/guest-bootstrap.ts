@@ -21,7 +21,9 @@
  * the host's event loop in call order, ahead of the completion of the isolate
  * call that made them, so the guest never blocks on the host and never sees a
  * host return value or error. `"l"` log line, `"t"` arm timer, `"c"` clear
- * timer, `"d"` outcome. The script's completion value is the `fire(id)`
+ * timer, `"L"` line cap reached, `"d"` outcome. Every kind is bounded per
+ * execution (bytes and lines of output, pending and created timers, one
+ * outcome), so guest code cannot flood the host's queue. The script's completion value is the `fire(id)`
  * function the host calls, by `Reference`, when a timer is due.
  *
  * @internal
@@ -47,6 +49,10 @@ export interface GuestPayload {
   maxOutputSize: number;
   /** Pending timers allowed at once (the guest enforces it; the host drops extras). */
   maxTimers: number;
+  /** Timers one execution may create in total, so a create/clear loop cannot flood the host. */
+  maxTimerCreations: number;
+  /** Console lines one execution may send, so empty lines cannot flood the host. */
+  maxLogLines: number;
   /** Values installed as globals after the modules (key always present, so no prototype lookup). */
   context: Record<string, unknown> | undefined;
   /** Modules installed as globals, in registration order (every key always present). */
@@ -99,6 +105,8 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
 
   const budget = payload.maxOutputSize;
   const maxTimers = payload.maxTimers;
+  const maxTimerCreations = payload.maxTimerCreations;
+  const maxLogLines = payload.maxLogLines;
 
   // Descriptors and records below have a null prototype, so a poisoned
   // Object.prototype (a "get" or "value" accessor, say) is never consulted.
@@ -356,10 +364,17 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   // ---- console: streamed to the host, capped here so a flood never crosses ----
 
   let usedBytes = 0;
+  let lines = 0;
   let capped = false;
 
   function emit(level, args) {
     if (capped) return;
+    if (lines >= maxLogLines) {
+      capped = true;
+      host("L");
+      return;
+    }
+    lines++;
     const room = budget - usedBytes;
     let message;
     try {
@@ -522,6 +537,7 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
 
   const timers = ObjectCreate(null);
   let pendingTimers = 0;
+  let createdTimers = 0;
   let nextTimerId = 1;
 
   function addTimer(callback, delay, args, repeat) {
@@ -531,6 +547,10 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     if (pendingTimers >= maxTimers) {
       throw new RangeErrorCtor("Too many pending timers: the sandbox allows " + maxTimers);
     }
+    if (createdTimers >= maxTimerCreations) {
+      throw new RangeErrorCtor("Too many timers created: the sandbox allows " + maxTimerCreations + " per execution");
+    }
+    createdTimers++;
     let ms = NumberCtor(delay);
     if (!(ms >= 1 && ms <= 2147483647)) ms = 1;
     const id = nextTimerId++;

@@ -282,6 +282,29 @@ describe("IsolateEngine", () => {
     });
   });
 
+  it("bounds create/clear timer loops and floods of empty console lines, which cost no output bytes", async () => {
+    const isolate = engine({ maxTimers: 2, maxLogLines: 5 });
+    const timers = await isolate.execute(
+      "let n = 0; try { for (;;) { clearTimeout(setTimeout(() => {}, 1000)); n++; } } catch (e) { e.message + ' after ' + n }",
+    );
+    expect(timers.result).toBe("Too many timers created: the sandbox allows 200 per execution after 200");
+    const seen: LogEntry[] = [];
+    const lines = await isolate.execute(
+      "for (let i = 0; i < 1e5; i++) console.log(); 'done'",
+      {},
+      { onLog: (e) => seen.push(e) },
+    );
+    const expected = [
+      ...Array.from({ length: 5 }, () => ({ level: "log", message: "" })),
+      { level: "warn", message: "[output truncated at 5 lines]" },
+    ];
+    expect({ result: lines.result, logs: lines.logs, seen }).toEqual({
+      result: "done",
+      logs: expected,
+      seen: expected,
+    });
+  });
+
   it("streams logs to onLog in order while timers fire", async () => {
     const isolate = engine();
     const seen: LogEntry[] = [];

@@ -19,6 +19,8 @@ import { isNodeSnapshotDisabled, needsNoNodeSnapshot } from "../node-snapshot/no
 const MIN_MEMORY_LIMIT_MIB = 8;
 const MIB = 1024 * 1024;
 const MAY_NEED_WRAPPING = /await|return/;
+/** Total timer creations allowed per execution, per allowed pending timer. */
+const TIMER_CREATIONS_PER_PENDING = 100;
 
 /** What to do when Node runs without `--no-node-snapshot` (see the README). */
 export type NodeSnapshotPolicy = "error" | "ignore";
@@ -35,8 +37,13 @@ export interface IsolateEngineOptions {
   factory?: IsolateFactory;
   /** Healthy idle isolates kept warm between executions. Default 1. */
   maxIdleIsolates?: number;
-  /** Timers one execution may have pending at once. Default 1000. */
+  /** Timers one execution may have pending at once; it may create 100 times as many in total. Default 1000. */
   maxTimers?: number;
+  /**
+   * Console lines per execution, on top of the `maxOutputSize` byte cap (so a
+   * flood of empty lines stays bounded); then `[output truncated at N lines]`. Default 10000.
+   */
+  maxLogLines?: number;
   /**
    * On Node 20+ without `--no-node-snapshot`, isolated-vm can crash the whole
    * process. `"error"` (default) refuses to create isolates and reports
@@ -85,6 +92,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
   private readonly factory: IsolateFactory;
   private readonly maxIdleIsolates: number;
   private readonly maxTimers: number;
+  private readonly maxLogLines: number;
   private readonly nodeSnapshot: NodeSnapshotPolicy;
   private readonly modules = new Map<string, GuestModule>();
   private modulePayload: GuestPayload["modules"];
@@ -109,6 +117,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     this.factory = options.factory ?? createIsolatedVmFactory();
     this.maxIdleIsolates = nonNegativeInteger(options.maxIdleIsolates, 1, "maxIdleIsolates");
     this.maxTimers = nonNegativeInteger(options.maxTimers, 1000, "maxTimers");
+    this.maxLogLines = nonNegativeInteger(options.maxLogLines, 10_000, "maxLogLines");
     this.nodeSnapshot = options.nodeSnapshot ?? "error";
     if (this.nodeSnapshot !== "error" && this.nodeSnapshot !== "ignore") {
       throw new SandboxError(
@@ -163,6 +172,8 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
       timeoutMs: opts.timeout ?? this.limits.timeout,
       maxOutputSize: opts.maxOutputSize ?? this.limits.maxOutputSize,
       maxTimers: this.maxTimers,
+      maxTimerCreations: this.maxTimers * TIMER_CREATIONS_PER_PENDING,
+      maxLogLines: this.maxLogLines,
       onLog: opts.onLog,
     });
     this.active.add(execution);
