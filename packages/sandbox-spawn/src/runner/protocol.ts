@@ -3,7 +3,8 @@ import type { LogLevel } from "@suaveplan/sandbox-core/types";
 /**
  * The wire protocol between SpawnEngine and its runner child.
  *
- * - fd 0 (stdin): one JSON {@link RunnerInput}, then end-of-file.
+ * - fd 0 (stdin): one JSON {@link RunnerInput} ending in a newline (or at
+ *   end-of-file); the runner reads no further.
  * - fd 3 (a dedicated pipe): newline-delimited JSON {@link RunnerFrame}s from
  *   the runner — `start`, `log`…, `truncated`, then one `result`.
  * - fd 1 (stdout) is not read at all, fd 2 (stderr) only for diagnostics.

@@ -114,6 +114,9 @@ export function prepareRunner(): PreparedRunner {
     const text = Reflect.apply(describe, undefined, [value]) as unknown;
     return typeof text === "string" ? text : "exception (it could not be described)";
   };
+  // Warm the paths every request takes (compiler, vm timeout, heap statistics) while idle.
+  new Script("0").runInContext(context, { timeout: 1000 });
+  process.memoryUsage();
   let used = false;
 
   return {
@@ -256,8 +259,8 @@ export async function main(): Promise<void> {
   // Guest promise rejections nobody handled must not crash the child.
   process.on("unhandledRejection", () => {});
   const runner = prepareRunner();
-  const text = await readStdin();
-  if (text === "") process.exit(0);
+  const text = await readRequest();
+  if (text.trim() === "") process.exit(0);
   const sink = createFdSink(PROTOCOL_FD);
   let input: RunnerInput;
   try {
@@ -407,9 +410,27 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-async function readStdin(): Promise<string> {
-  process.stdin.setEncoding("utf8");
-  let text = "";
-  for await (const chunk of process.stdin) text += chunk as string;
-  return text;
+/**
+ * The request: everything up to the first newline (the engine ends its JSON
+ * with one, so the runner need not wait for end-of-file), or up to EOF.
+ */
+function readRequest(): Promise<string> {
+  return new Promise((resolve) => {
+    const stdin = process.stdin;
+    let text = "";
+    const done = (): void => {
+      stdin.off("data", onData);
+      stdin.off("end", done);
+      stdin.pause();
+      const newline = text.indexOf("\n");
+      resolve(newline === -1 ? text : text.slice(0, newline));
+    };
+    const onData = (chunk: string): void => {
+      text += chunk;
+      if (chunk.includes("\n")) done();
+    };
+    stdin.setEncoding("utf8");
+    stdin.on("data", onData);
+    stdin.on("end", done);
+  });
 }

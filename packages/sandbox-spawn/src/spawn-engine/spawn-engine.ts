@@ -561,7 +561,7 @@ function encodeRequest(
   limits: Limits,
 ): string {
   const contextJson = toJson(context);
-  return `{"code":${JSON.stringify(code)},"context":${contextJson},"modules":${JSON.stringify(modules)},"maxOutputSize":${limits.maxOutputSize},"timeoutMs":${limits.timeout}}`;
+  return `{"code":${JSON.stringify(code)},"context":${contextJson},"modules":${JSON.stringify(modules)},"maxOutputSize":${limits.maxOutputSize},"timeoutMs":${limits.timeout}}\n`;
 }
 
 /** fd 3 bytes tolerated: the result (bounded by the child's heap) plus the worst-case escaped log budget. */
