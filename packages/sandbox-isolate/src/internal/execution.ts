@@ -189,7 +189,10 @@ export class Execution {
 
   private pushLog(level: LogLevel, message: string): void {
     // The guest enforces both caps; the host repeats them in case it did not.
-    if (this.logLines >= this.request.maxLogLines) return this.capLines();
+    if (this.logLines >= this.request.maxLogLines) {
+      this.capLines();
+      return;
+    }
     this.logLines++;
     this.logs.push(level, message);
   }
