@@ -16,7 +16,10 @@ describe("installCapabilityProxies", () => {
     const signals: AbortSignal[] = [];
     const hanging: FsHostAdapter = {
       ...createNodeFsAdapter(),
-      read: (_path, signal) => (signals.push(signal), new Promise(() => {})),
+      read(_path, signal) {
+        signals.push(signal);
+        return new Promise(() => {});
+      },
     };
     const proxies = installCapabilityProxies({ checker, proxies: { fs: hanging } });
     const pending = proxies.call("fs.read", ["/etc/hostname"]);

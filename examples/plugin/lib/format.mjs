@@ -1,0 +1,7 @@
+export function formatReport({ greeting, weather, outsideRead }) {
+  return {
+    greeting,
+    forecast: `${weather.city}: ${weather.temperatureC} °C, ${weather.sky}`,
+    outsideRead,
+  };
+}
