@@ -322,6 +322,26 @@ describe("IsolateEngine escapes", () => {
     expect(result.error).not.toContain(process.cwd());
   });
 
+  it("shared memory in a result (SharedArrayBuffer, views on it, shared WebAssembly.Memory) is refused, not shared", async () => {
+    const cases = [
+      ["new SharedArrayBuffer(8)", "SharedArrayBuffer"],
+      ["({ view: new Int32Array(new SharedArrayBuffer(8)) })", "SharedArrayBuffer"],
+      ["[new DataView(new SharedArrayBuffer(8))]", "SharedArrayBuffer"],
+      ["new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true })", "WebAssembly.Memory"],
+    ] as const;
+    expect.assertions(cases.length + 1);
+    for (const [code, kind] of cases) {
+      const result = await engine.execute(code);
+      expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+        success: false,
+        errorCode: SANDBOX_CODES.ENGINE_FAILED,
+        error: `result is not transferable: ${kind}`,
+      });
+    }
+    // Plain binary data is copied as usual.
+    expect((await engine.execute("new Uint8Array([1, 2, 3])")).result).toEqual(new Uint8Array([1, 2, 3]));
+  });
+
   it("a context value cannot smuggle a host function, even nested", async () => {
     expect.assertions(2);
     const result = await engine.execute("typeof tools.run", { tools: { run: () => process.exit(1) } });

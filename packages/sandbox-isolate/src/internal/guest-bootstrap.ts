@@ -98,6 +98,11 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   const SetPrototypeSize = ObjectGetOwnPropertyDescriptor(Set.prototype, "size").get;
   const MapPrototypeForEach = Map.prototype.forEach;
   const MapPrototypeSize = ObjectGetOwnPropertyDescriptor(Map.prototype, "size").get;
+  const SharedArrayBufferByteLength = ObjectGetOwnPropertyDescriptor(SharedArrayBuffer.prototype, "byteLength").get;
+  const TypedArrayBuffer = ObjectGetOwnPropertyDescriptor(ObjectGetPrototypeOf(Uint8Array.prototype), "buffer").get;
+  const DataViewBuffer = ObjectGetOwnPropertyDescriptor(DataView.prototype, "buffer").get;
+  const WasmMemoryBuffer =
+    typeof WebAssembly === "object" ? ObjectGetOwnPropertyDescriptor(WebAssembly.Memory.prototype, "buffer").get : undefined;
   const ErrorCtor = Error;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
@@ -478,7 +483,18 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
       if (type === "bigint") return "bigint";
       if (type !== "object" || value === null) return undefined;
       if (ReflectApply(SetPrototypeHas, path, [value])) return "cyclic";
-      if (ArrayBufferIsView(value)) return undefined;
+      // Shared memory would stay shared with the host instead of being copied.
+      if (brand(SharedArrayBufferByteLength, value)) return "SharedArrayBuffer";
+      if (brand(WasmMemoryBuffer, value)) return "WebAssembly.Memory";
+      if (ArrayBufferIsView(value)) {
+        let buffer;
+        try {
+          buffer = ReflectApply(TypedArrayBuffer, value, []);
+        } catch {
+          buffer = ReflectApply(DataViewBuffer, value, []);
+        }
+        return brand(SharedArrayBufferByteLength, buffer) ? "SharedArrayBuffer" : undefined;
+      }
       if (depth > 1000) return "nested deeper than 1000 levels";
       ReflectApply(SetPrototypeAdd, path, [value]);
       let found;
