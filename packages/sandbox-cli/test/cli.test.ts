@@ -46,7 +46,11 @@ describe("suaveplan-sandbox run", () => {
   it("prints the SandboxResult as JSON and exits 0 on success", async () => {
     const run = await cli(["run", "-e", "console.log('hi'); 2 + 3", "--json"]);
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ success: true, result: 5, logs: [{ level: "log", message: "hi" }] });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      success: true,
+      result: 5,
+      logs: [{ level: "log", message: "hi" }],
+    });
   });
 
   it("exits 1 when the code fails, 3 on timeout, 2 on usage errors", async () => {
@@ -132,7 +136,11 @@ describe("suaveplan-sandbox exec and probe", () => {
     const outside = join(scratch, "outside.txt");
     const workspace = join(scratch, "ws-ro");
     mkdirSync(workspace);
-    const run = await cli(["exec", "--mode", "read-only", "--", "sh", "-c", `echo x > ${outside}`], undefined, workspace);
+    const run = await cli(
+      ["exec", "--mode", "read-only", "--", "sh", "-c", `echo x > ${outside}`],
+      undefined,
+      workspace,
+    );
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain("[denied]");
     expect(existsSync(outside)).toBe(false);
@@ -142,13 +150,27 @@ describe("suaveplan-sandbox exec and probe", () => {
     const workspace = join(scratch, "ws-rw");
     mkdirSync(workspace);
     const run = await cli(
-      ["exec", "--mode", "workspace-write", "--workspace", workspace, "--", "sh", "-c", "echo hello > made.txt; exit 0"],
+      [
+        "exec",
+        "--mode",
+        "workspace-write",
+        "--workspace",
+        workspace,
+        "--",
+        "sh",
+        "-c",
+        "echo hello > made.txt; exit 0",
+      ],
       undefined,
       workspace,
     );
     expect(run.code).toBe(0);
     expect(readFileSync(join(workspace, "made.txt"), "utf8")).toBe("hello\n");
-    const failing = await cli(["exec", "--mode", "read-only", "--", "sh", "-c", "exit 7"], undefined, workspace);
+    const failing = await cli(
+      ["exec", "--mode", "read-only", "--", "sh", "-c", "exit 7"],
+      undefined,
+      workspace,
+    );
     expect(failing.code).toBe(7);
     expect(failing.stderr).toContain("[failed]");
   });
@@ -156,7 +178,11 @@ describe("suaveplan-sandbox exec and probe", () => {
   it("probe reports bwrap as available with full enforcement", async () => {
     const run = await cli(["probe", "--json"]);
     expect(run.code).toBe(0);
-    const probes = JSON.parse(run.stdout) as Array<{ backend: string; available: boolean; enforcement?: string }>;
+    const probes = JSON.parse(run.stdout) as Array<{
+      backend: string;
+      available: boolean;
+      enforcement?: string;
+    }>;
     expect(probes.find((p) => p.backend === "bwrap")).toMatchObject({ available: true, enforcement: "full" });
   });
 

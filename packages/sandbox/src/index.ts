@@ -1,5 +1,5 @@
 // The facade
-export { createSandbox, type Sandbox, type SandboxStatistics, type SandboxStreamChunk } from "./sandbox/index.js";
+
 // Errors
 export {
   defineCodes,
@@ -12,8 +12,8 @@ export {
 } from "@suaveplan/sandbox-core/error-codes";
 // Schemas
 export {
-  SandboxConfigPartialSchema,
   type SandboxConfigInput,
+  SandboxConfigPartialSchema,
   SandboxModuleSchema,
   SandboxOptionsSchema,
 } from "@suaveplan/sandbox-core/schemas";
@@ -30,3 +30,9 @@ export type {
   SandboxOptions,
   SandboxResult,
 } from "@suaveplan/sandbox-core/types";
+export {
+  createSandbox,
+  type Sandbox,
+  type SandboxStatistics,
+  type SandboxStreamChunk,
+} from "./sandbox/index.js";

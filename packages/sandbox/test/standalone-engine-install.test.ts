@@ -10,8 +10,13 @@ const work = mkdtempSync(join(tmpdir(), "suaveplan-consumer-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function pack(packageName: string): string {
-  execFileSync("pnpm", ["pack", "--pack-destination", work], { cwd: join(packagesDir, packageName), stdio: "ignore" });
-  const tarball = readdirSync(work).find((f) => f.startsWith(`suaveplan-${packageName}-`) && f.endsWith(".tgz"));
+  execFileSync("pnpm", ["pack", "--pack-destination", work], {
+    cwd: join(packagesDir, packageName),
+    stdio: "ignore",
+  });
+  const tarball = readdirSync(work).find(
+    (f) => f.startsWith(`suaveplan-${packageName}-`) && f.endsWith(".tgz"),
+  );
   if (!tarball) throw new Error(`pnpm pack produced no tarball for ${packageName}`);
   return `file:./${tarball}`;
 }
@@ -26,7 +31,11 @@ describe("a project that installs only sandbox-core + sandbox-vm", () => {
         name: "consumer",
         private: true,
         type: "module",
-        dependencies: { "@suaveplan/sandbox-core": core, "@suaveplan/sandbox-vm": vmEngine, "@opentelemetry/api": "1.9.0" },
+        dependencies: {
+          "@suaveplan/sandbox-core": core,
+          "@suaveplan/sandbox-vm": vmEngine,
+          "@opentelemetry/api": "1.9.0",
+        },
         overrides: { "@suaveplan/sandbox-core": core },
       }),
     );
@@ -36,7 +45,7 @@ describe("a project that installs only sandbox-core + sandbox-vm", () => {
         'import { VmEngine } from "@suaveplan/sandbox-vm";',
         'import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";',
         "const engine = new VmEngine({ timeout: 1000 });",
-        'const ok = await engine.execute("console.log(\'hi\'); 2 + 3");',
+        "const ok = await engine.execute(\"console.log('hi'); 2 + 3\");",
         'const slow = await engine.execute("while (true) {}", {}, { timeout: 50 });',
         "await engine.destroy();",
         "process.stdout.write(JSON.stringify({ result: ok.result, logs: ok.logs, timeout: slow.errorCode === SANDBOX_CODES.TIMEOUT }));",

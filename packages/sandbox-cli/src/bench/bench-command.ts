@@ -3,7 +3,10 @@ import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
 import { formatBenchTable, runEngineBench } from "./engine-bench.js";
 
 /** `suaveplan-sandbox bench`: measure every engine against its raw primitive and print the table. */
-export async function benchCommand(options: { iterations: number; json: boolean }, io: CliIo): Promise<ExitCode> {
+export async function benchCommand(
+  options: { iterations: number; json: boolean },
+  io: CliIo,
+): Promise<ExitCode> {
   io.stderr(
     `Benchmarking execute("2 + 3") per engine against its raw primitive (${options.iterations} calls per vm/isolate row; an idle gap precedes each call)…\n`,
   );

@@ -83,7 +83,9 @@ const subjects: Record<EngineName, Subject> = {
     raw: async () => ({
       call: () =>
         new Promise((resolve, reject) => {
-          const worker = new Worker(`require("node:worker_threads").parentPort.postMessage(${CODE})`, { eval: true });
+          const worker = new Worker(`require("node:worker_threads").parentPort.postMessage(${CODE})`, {
+            eval: true,
+          });
           worker.once("message", (value) => {
             void worker.terminate().then(() => resolve(value));
           });
@@ -116,7 +118,9 @@ const subjects: Record<EngineName, Subject> = {
 };
 
 interface IsolatedVmLike {
-  Isolate: new (options: { memoryLimit: number }) => {
+  Isolate: new (options: {
+    memoryLimit: number;
+  }) => {
     createContextSync(): { evalSync(code: string): unknown; release(): void };
     dispose(): void;
   };
@@ -131,7 +135,10 @@ export async function runEngineBench(options: EngineBenchOptions): Promise<Engin
   const rows: EngineBenchRow[] = [];
   for (const name of options.engines ?? (["vm", "isolate", "worker", "spawn"] as const)) {
     const subject = subjects[name];
-    const iterations = name === "worker" || name === "spawn" ? Math.max(20, Math.floor(options.iterations / 4)) : options.iterations;
+    const iterations =
+      name === "worker" || name === "spawn"
+        ? Math.max(20, Math.floor(options.iterations / 4))
+        : options.iterations;
     let row: EngineBenchRow;
     try {
       row = await measure(name, subject, iterations);
@@ -160,7 +167,8 @@ async function measure(name: EngineName, subject: Subject, iterations: number): 
   try {
     const execute = async () => {
       const result = await engine.execute(CODE);
-      if (!result.success || result.result !== 5) throw new Error(`${name} engine returned ${JSON.stringify(result)}`);
+      if (!result.success || result.result !== 5)
+        throw new Error(`${name} engine returned ${JSON.stringify(result)}`);
       return result;
     };
     const rawLatencyMs = await latencyMedian(raw.call, iterations, subject.idleMs);

@@ -11,7 +11,8 @@ const VERSION = "0.1.0";
 function positiveInt(flag: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a positive whole number`);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new InvalidArgumentError(`${flag} must be a positive whole number`);
     return n;
   };
 }
@@ -40,7 +41,9 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
 
   program
     .command("run")
-    .description("Execute JavaScript from FILE, -e CODE, or - (stdin) in a sandbox and print its logs and result.")
+    .description(
+      "Execute JavaScript from FILE, -e CODE, or - (stdin) in a sandbox and print its logs and result.",
+    )
     .argument("[file]", "a JavaScript file, or - to read standard input")
     .option("-e, --eval <code>", "JavaScript to run instead of a file")
     .addOption(
@@ -78,7 +81,9 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .command("exec")
     .description("Run a command confined by the local process sandbox (bwrap / Landlock / Seatbelt / ACL).")
     .addOption(
-      new Option("--mode <mode>", "file-effect policy").choices(["read-only", "workspace-write"]).makeOptionMandatory(),
+      new Option("--mode <mode>", "file-effect policy")
+        .choices(["read-only", "workspace-write"])
+        .makeOptionMandatory(),
     )
     .option("--workspace <dir>", "workspace root (default: current directory)")
     .option("--network <policy>", "allow | deny", "allow")
@@ -137,7 +142,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.exitCode === 0) {
+      if (
+        error.code === "commander.helpDisplayed" ||
+        error.code === "commander.version" ||
+        error.exitCode === 0
+      ) {
         return EXIT_CODES.ok;
       }
       if (error.code === "commander.help") return EXIT_CODES.ok;

@@ -1,5 +1,5 @@
-import { SandboxPolicyService } from "@suaveplan/dsh-sandbox";
 import { runConfinedBash } from "@suaveplan/dsh-bash-sandbox";
+import { SandboxPolicyService } from "@suaveplan/dsh-sandbox";
 import { LocalSandboxProvider } from "@suaveplan/dsh-sandbox-local";
 import { isSuaveplanError } from "@suaveplan/sandbox-core/error-codes";
 import type { CliIo } from "../cli/cli-io.js";
@@ -37,11 +37,15 @@ export async function execCommand(argv: readonly string[], options: ExecOptions,
       ...(options.json ? {} : { onStdout: io.stdout, onStderr: io.stderr }),
     });
     if (options.json) {
-      io.stdout(`${JSON.stringify({ ...result, mode: policy.mode, workspaceRoot: policy.workspaceRoot }, null, 2)}\n`);
+      io.stdout(
+        `${JSON.stringify({ ...result, mode: policy.mode, workspaceRoot: policy.workspaceRoot }, null, 2)}\n`,
+      );
     } else {
       const where = `${result.backend ?? "unconfined"}, enforcement ${result.enforcement}`;
       const detail = result.detail ? `: ${result.detail}` : "";
-      io.stderr(`[${result.outcome}] exit ${result.exitCode ?? result.signal} (${policy.mode} via ${where})${detail}\n`);
+      io.stderr(
+        `[${result.outcome}] exit ${result.exitCode ?? result.signal} (${policy.mode} via ${where})${detail}\n`,
+      );
     }
     if (result.timedOut) return 3;
     if (result.outcome === "runner-failure") return EXIT_SANDBOX_FAILURE;

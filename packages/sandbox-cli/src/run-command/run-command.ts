@@ -2,7 +2,12 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createSandbox } from "@suaveplan/sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { ENGINE_NAMES, type EngineName, type LogEntry, type SandboxResult } from "@suaveplan/sandbox-core/types";
+import {
+  ENGINE_NAMES,
+  type EngineName,
+  type LogEntry,
+  type SandboxResult,
+} from "@suaveplan/sandbox-core/types";
 import type { CliIo } from "../cli/cli-io.js";
 import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
 import { UsageError } from "../cli/usage-error.js";
@@ -26,11 +31,16 @@ export async function runCommand(source: RunSource, options: RunOptions, io: Cli
   const code = await readSource(source, io);
   const results: Array<{ engine: EngineName; result: SandboxResult }> = [];
   for (const engine of options.engines) {
-    const result = options.json ? await runQuiet(engine, code, options) : await runStreaming(engine, code, options, io);
+    const result = options.json
+      ? await runQuiet(engine, code, options)
+      : await runStreaming(engine, code, options, io);
     results.push({ engine, result });
   }
   if (options.json) {
-    const payload = results.length === 1 ? results[0]?.result : results.map(({ engine, result }) => ({ engine, ...result }));
+    const payload =
+      results.length === 1
+        ? results[0]?.result
+        : results.map(({ engine, result }) => ({ engine, ...result }));
     io.stdout(`${JSON.stringify(payload, null, 2)}\n`);
   } else if (results.length > 1) {
     io.stdout(summaryTable(results));
@@ -48,7 +58,8 @@ export function exitCodeOf(result: SandboxResult): ExitCode {
 }
 
 function worstOf(a: ExitCode, b: ExitCode): ExitCode {
-  const rank = (c: ExitCode) => (c === EXIT_CODES.limit ? 3 : c === EXIT_CODES.failed ? 2 : c === EXIT_CODES.usage ? 4 : 0);
+  const rank = (c: ExitCode) =>
+    c === EXIT_CODES.limit ? 3 : c === EXIT_CODES.failed ? 2 : c === EXIT_CODES.usage ? 4 : 0;
   return rank(b) > rank(a) ? b : a;
 }
 
@@ -58,7 +69,9 @@ async function readSource(source: RunSource, io: CliIo): Promise<string> {
   try {
     return await readFile(resolve(io.cwd, source.path), "utf8");
   } catch (error) {
-    throw new UsageError(`cannot read FILE ${JSON.stringify(source.path)}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw new UsageError(
+      `cannot read FILE ${JSON.stringify(source.path)}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
   }
 }
 
@@ -78,10 +91,16 @@ function sandboxFor(engine: EngineName, options: RunOptions) {
 
 async function runQuiet(engine: EngineName, code: string, options: RunOptions): Promise<SandboxResult> {
   await using sandbox = sandboxFor(engine, options);
-  return sandbox.execute(code, options.context);
+  // `return await`: the sandbox must outlive the execution it is disposed after.
+  return await sandbox.execute(code, options.context);
 }
 
-async function runStreaming(engine: EngineName, code: string, options: RunOptions, io: CliIo): Promise<SandboxResult> {
+async function runStreaming(
+  engine: EngineName,
+  code: string,
+  options: RunOptions,
+  io: CliIo,
+): Promise<SandboxResult> {
   await using sandbox = sandboxFor(engine, options);
   const capabilities = await sandbox.getCapabilities();
   io.stdout(`── ${engine}: ${capabilities.tier}\n`);
@@ -121,8 +140,14 @@ function summaryTable(results: Array<{ engine: EngineName; result: SandboxResult
     result.success ? preview(result.result) : (result.error ?? ""),
   ]);
   const header = ["engine", "outcome", "duration", "logs", "result"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => Math.min(60, (r[i] ?? "").length))));
-  const line = (cells: string[]) => cells.map((c, i) => c.slice(0, 60).padEnd(widths[i] ?? 0)).join("  ").trimEnd();
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => Math.min(60, (r[i] ?? "").length))),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.slice(0, 60).padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
   return `\n${line(header)}\n${line(widths.map((w) => "-".repeat(w)))}\n${rows.map(line).join("\n")}\n`;
 }
 
@@ -132,7 +157,9 @@ export function parseEngines(value: string): EngineName[] {
   const names = value.split(",").map((n) => n.trim());
   for (const name of names) {
     if (!(ENGINE_NAMES as readonly string[]).includes(name)) {
-      throw new UsageError(`--engine: unknown engine ${JSON.stringify(name)}; use one of ${ENGINE_NAMES.join(", ")} or all`);
+      throw new UsageError(
+        `--engine: unknown engine ${JSON.stringify(name)}; use one of ${ENGINE_NAMES.join(", ")} or all`,
+      );
     }
   }
   return names as EngineName[];

@@ -12,7 +12,10 @@ export function functionCallSource(
   args: readonly unknown[],
 ): { code: string; context: Record<string, unknown> } {
   if (typeof fn !== "function") {
-    throw new SandboxError(SANDBOX_CODES.INVALID_OPTIONS, `Invalid executeFunction input: fn: expected a function, got ${typeof fn}.`);
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_OPTIONS,
+      `Invalid executeFunction input: fn: expected a function, got ${typeof fn}.`,
+    );
   }
   const source = Function.prototype.toString.call(fn);
   if (/\{\s*\[native code\]\s*\}\s*$/.test(source)) {
@@ -22,7 +25,10 @@ export function functionCallSource(
     );
   }
   if (!Array.isArray(args)) {
-    throw new SandboxError(SANDBOX_CODES.INVALID_OPTIONS, "Invalid executeFunction input: args: expected an array.");
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_OPTIONS,
+      "Invalid executeFunction input: args: expected an array.",
+    );
   }
   let copied: unknown[];
   try {
@@ -34,7 +40,10 @@ export function functionCallSource(
       { cause: error },
     );
   }
-  return { code: `(${asExpression(source, fn.name)})(...${ARGS_GLOBAL})`, context: { [ARGS_GLOBAL]: copied } };
+  return {
+    code: `(${asExpression(source, fn.name)})(...${ARGS_GLOBAL})`,
+    context: { [ARGS_GLOBAL]: copied },
+  };
 }
 
 /** Method shorthand (`name(a) { … }`) is not an expression; wrap it in an object literal. */

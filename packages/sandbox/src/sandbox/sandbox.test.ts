@@ -48,7 +48,9 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
     expect(() => sandbox.executeFunction(bound, [1])).toThrowError(SandboxError);
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(() => sandbox.executeFunction((x: unknown) => x, [cyclic])).toThrowError(/args: must be JSON-safe/);
+    expect(() => sandbox.executeFunction((x: unknown) => x, [cyclic])).toThrowError(
+      /args: must be JSON-safe/,
+    );
   });
 
   it("transformer blocks process.exit", async () => {
@@ -120,7 +122,12 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
     const log = sandbox.getAuditLog();
     expect(log.map((e) => e.success)).toEqual([true, false]);
     expect(log[1]?.error).toContain("boom");
-    expect(sandbox.getStatistics()).toMatchObject({ totalRuns: 2, successCount: 1, failureCount: 1, engine: "vm" });
+    expect(sandbox.getStatistics()).toMatchObject({
+      totalRuns: 2,
+      successCount: 1,
+      failureCount: 1,
+      engine: "vm",
+    });
     sandbox.reset();
     expect(sandbox.getAuditLog()).toEqual([]);
     expect(sandbox.getStatistics().totalRuns).toBe(0);
@@ -156,12 +163,16 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
     "executeStream delivers a log line before a 1-second sleep ends (%s)",
     async (engine) => {
       const sandbox = sandboxOf({ engine, timeout: 10_000 });
-      const code = "console.log('first'); await new Promise((r) => setTimeout(r, 1000)); console.log('second'); 7";
+      const code =
+        "console.log('first'); await new Promise((r) => setTimeout(r, 1000)); console.log('second'); 7";
       const started = performance.now();
       const seen: Array<{ type: string; at: number }> = [];
       let result: unknown;
       for await (const chunk of sandbox.executeStream(code)) {
-        seen.push({ type: chunk.type === "log" ? `log:${chunk.data.message}` : chunk.type, at: performance.now() - started });
+        seen.push({
+          type: chunk.type === "log" ? `log:${chunk.data.message}` : chunk.type,
+          at: performance.now() - started,
+        });
         if (chunk.type === "complete") result = chunk.data.result;
       }
       expect(seen.map((s) => s.type)).toEqual(["log:first", "log:second", "complete"]);
@@ -222,7 +233,10 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
       const entry = pkg.exports[key];
       const target = typeof entry === "string" ? entry : entry?.default;
       expect(target, key).toMatch(/^\.\/dist\/.+\.js$/);
-      const mod = (await import(pathToFileURL(join(packageDir, target ?? "")).href)) as Record<string, unknown>;
+      const mod = (await import(pathToFileURL(join(packageDir, target ?? "")).href)) as Record<
+        string,
+        unknown
+      >;
       expect(mod[expectedNames[key] ?? ""], `${key} exports ${expectedNames[key]}`).toBeDefined();
     }
   });

@@ -4,7 +4,11 @@ import { SANDBOX_CODES, type SandboxCode, SandboxError } from "@suaveplan/sandbo
 import { ModuleResolver } from "@suaveplan/sandbox-core/module-resolver";
 import { SandboxPool } from "@suaveplan/sandbox-core/pool";
 import { ResourceLimiter } from "@suaveplan/sandbox-core/resource-limiter";
-import { parseSandboxConfig, parseSandboxOptions, type SandboxConfigInput } from "@suaveplan/sandbox-core/schemas";
+import {
+  parseSandboxConfig,
+  parseSandboxOptions,
+  type SandboxConfigInput,
+} from "@suaveplan/sandbox-core/schemas";
 import {
   executionOutcome,
   recordDuration,
@@ -94,6 +98,7 @@ class SandboxFacade implements Sandbox {
   private runner: Promise<Runner> | undefined;
   private engineClass: Promise<EngineConstructor> | undefined;
   private destroyed = false;
+  private capabilities: EngineCapabilities | undefined;
 
   constructor(config: SandboxConfig) {
     this.config = Object.freeze({ ...config });
@@ -107,7 +112,11 @@ class SandboxFacade implements Sandbox {
     this.transformer = new CodeTransformer({ maxCodeLength: config.maxCodeLength });
   }
 
-  async execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult> {
+  async execute(
+    code: string,
+    context?: Record<string, unknown>,
+    options?: SandboxOptions,
+  ): Promise<SandboxResult> {
     assertCode(code);
     assertContext(context);
     const parsed = parseSandboxOptions(options ?? {});
@@ -159,10 +168,15 @@ class SandboxFacade implements Sandbox {
   }
 
   async getCapabilities(): Promise<EngineCapabilities> {
+    this.assertAlive();
+    await this.getRunner();
+    if (this.capabilities) return { ...this.capabilities };
+    // A pool that has not created an engine yet: ask a short-lived one.
     const Engine = await this.loadEngineClass();
     const probe = new Engine(this.limits());
     try {
-      return { ...probe.capabilities };
+      this.capabilities = { ...probe.capabilities };
+      return { ...this.capabilities };
     } finally {
       await probe.destroy();
     }
@@ -180,15 +194,24 @@ class SandboxFacade implements Sandbox {
     this.destroyed = true;
     const runner = this.runner;
     this.runner = undefined;
-    if (runner) await runner.then((r) => r.destroy(), () => undefined);
+    if (runner)
+      await runner.then(
+        (r) => r.destroy(),
+        () => undefined,
+      );
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.destroy();
   }
 
-  private async run(code: string, context: Record<string, unknown>, options: SandboxOptions): Promise<RunOutcome> {
-    if (this.destroyed) return failure(SANDBOX_CODES.ENGINE_DISPOSED, "This sandbox was destroyed; create a new one.");
+  private async run(
+    code: string,
+    context: Record<string, unknown>,
+    options: SandboxOptions,
+  ): Promise<RunOutcome> {
+    if (this.destroyed)
+      return failure(SANDBOX_CODES.ENGINE_DISPOSED, "This sandbox was destroyed; create a new one.");
     if (code.length > this.config.maxCodeLength) {
       return failure(
         SANDBOX_CODES.CODE_TOO_LONG,
@@ -256,7 +279,11 @@ class SandboxFacade implements Sandbox {
 
   private async createRunner(): Promise<Runner> {
     const Engine = await this.loadEngineClass();
-    const makeEngine = () => new ModuleSyncedEngine(new Engine(this.limits()), this.resolver);
+    const makeEngine = () => {
+      const engine = new Engine(this.limits());
+      this.capabilities ??= { ...engine.capabilities };
+      return new ModuleSyncedEngine(engine, this.resolver);
+    };
     const pool = this.config.pool;
     if (!pool) return makeEngine();
     return new SandboxPool({ ...pool, factory: makeEngine });
