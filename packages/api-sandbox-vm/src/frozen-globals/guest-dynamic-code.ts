@@ -142,9 +142,11 @@ export function installGuestDynamicCode(kit: GuestKit): void {
     pattern: RegExp | undefined,
     parent: object,
   ) => {
-    const guard = (): never => {
+    // A function declaration, not an arrow: `new Function(…)` must reach the throw, so the guard
+    // has to be constructible.
+    function guard(): never {
       throw reject(pattern !== undefined && isPlainCall(guard, pattern), `the ${label} constructor`);
-    };
+    }
     Object.defineProperty(guard, "name", { value: label });
     Object.defineProperty(guard, "prototype", {
       value: prototype,

@@ -1,5 +1,6 @@
 import { readFile, realpath } from "node:fs/promises";
 import { relative, sep } from "node:path";
+import { types } from "node:util";
 import { type Context, type Module, SourceTextModule } from "node:vm";
 import { SAND_VM_CODES, VmSandboxError } from "../errors/sand-vm-codes.js";
 import { PLUGIN_URL_PREFIX } from "../frozen-globals/bootstrap-source.js";
@@ -16,10 +17,13 @@ export interface PluginModuleLoaderOptions {
   guestError(code: string, message: string): unknown;
   /** Schedule a microtask drain of the context. */
   kick(): void;
+  /** True for the vm timeout error; must not run plugin code (no traps, no getters). */
+  isTimeout(error: unknown): boolean;
 }
 
 function ownMessage(error: unknown): string {
   if (typeof error !== "object" || error === null) return String(error);
+  if (types.isProxy(error)) return "unknown error";
   const value = Object.getOwnPropertyDescriptor(error, "message")?.value;
   return typeof value === "string" ? value : "unknown error";
 }
@@ -132,9 +136,13 @@ export class PluginModuleLoader {
       try {
         await evaluation;
       } catch (error) {
-        // A guest value (the module threw) goes back as is; a host error (timeout) is replaced.
-        if (error instanceof Error)
-          throw this.#options.guestError(SAND_VM_CODES.TIMEOUT, "the imported module did not finish in time");
+        // What the module threw goes back to the plugin unexamined; only the vm timeout is replaced.
+        if (this.#options.isTimeout(error)) {
+          throw this.#options.guestError(
+            SAND_VM_CODES.TIMEOUT,
+            "the imported module ran too long without yielding",
+          );
+        }
         throw error;
       }
     }

@@ -2,6 +2,7 @@
 // --experimental-vm-modules). This file is the HOST side inside the worker: it talks to the guest
 // only through primitives (see frozen-globals/guest-host-api.ts) and to the main thread by messages.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { types } from "node:util";
 import { type Context, constants, createContext, Script, SourceTextModule } from "node:vm";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
@@ -116,7 +117,8 @@ function bridge(op: unknown, a: unknown, b: unknown): string | undefined {
  * context is entered), so it is recognised by its own `code` data property, not by `instanceof`.
  */
 function isTimeout(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
+  // Never run plugin code here: a Proxy's traps would execute outside the timed drain.
+  if (typeof error !== "object" || error === null || types.isProxy(error)) return false;
   return Object.getOwnPropertyDescriptor(error, "code")?.value === "ERR_SCRIPT_EXECUTION_TIMEOUT";
 }
 
@@ -206,6 +208,7 @@ async function main(): Promise<void> {
     registerSource: (identifier, source) => apply(registerSource, undefined, [identifier, source]),
     guestError: (code, message) => apply(makeError, undefined, [code, message]),
     kick,
+    isTimeout,
   });
   let entry: SourceTextModule;
   try {
@@ -226,9 +229,9 @@ async function main(): Promise<void> {
   try {
     await evaluation;
   } catch (error) {
+    // Whatever the plugin threw goes back to the guest unexamined (no instanceof, no property
+    // reads here: a hostile Proxy would run its traps outside the timed drain); the guest encodes it.
     if (isTimeout(error)) fatalTimeout();
-    else if (error instanceof Error)
-      post({ t: "load-failed", error: wire(SAND_VM_CODES.MODULE_LOAD_FAILED, error.message) });
     else {
       apply(queueLoaded, undefined, [false, error]);
       drain();
