@@ -2,7 +2,9 @@
 // spawn(process.execPath, ["-e", ...]) and wait for its answer and exit.
 // With its pre-started child, the engine's call path holds no process boot;
 // an idle gap before each call gives the replacement child time to boot, as
-// between the calls of a real agent. Run with: pnpm bench (builds first).
+// between the calls of a real agent. A one-byte echo through an already
+// running Node child shows the floor any process round trip pays (two
+// wake-ups; large on a loaded machine). Run with: pnpm bench (builds first).
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { SpawnEngine } from "../dist/index.js";
@@ -17,6 +19,10 @@ const expectFive = (result) => {
   if (result.result !== 5) throw new Error(`unexpected result ${JSON.stringify(result)}`);
 };
 
+const echo = spawn(process.execPath, ["-e", "process.stdin.on('data', (d) => process.stdout.write(d))"], {
+  stdio: ["pipe", "pipe", "ignore"],
+});
+
 const candidates = {
   'raw: spawn(node, ["-e", …]) round-trip': () =>
     new Promise((resolve, reject) => {
@@ -29,6 +35,11 @@ const candidates = {
       });
       child.on("error", reject);
       child.on("close", () => (out === "5" ? resolve() : reject(new Error(`raw child said ${out}`))));
+    }),
+  "floor: 1-byte echo via a running node child": () =>
+    new Promise((resolve) => {
+      echo.stdout.once("data", resolve);
+      echo.stdin.write("x");
     }),
   'SpawnEngine.execute("2 + 3"), no spare (cold)': async () => expectFive(await cold.execute("2 + 3")),
   'SpawnEngine.execute("2 + 3"), pre-started': async () => expectFive(await warm.execute("2 + 3")),
@@ -58,4 +69,5 @@ for (const [name, values] of Object.entries(samples)) {
     `  ${name.padEnd(48)} median ${median.toFixed(2).padStart(7)}  p90 ${quantile(values, 0.9).toFixed(2).padStart(7)}  ${(median / raw).toFixed(3)}x raw`,
   );
 }
+echo.kill();
 await Promise.all([warm.destroy(), cold.destroy()]);

@@ -21,4 +21,5 @@ export {
   type PreparedRunner,
   parseRunnerInput,
   prepareRunner,
+  warmUp,
 } from "./runner.js";

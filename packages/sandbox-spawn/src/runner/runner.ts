@@ -258,6 +258,7 @@ export function prepareRunner(): PreparedRunner {
 export async function main(): Promise<void> {
   // Guest promise rejections nobody handled must not crash the child.
   process.on("unhandledRejection", () => {});
+  await warmUp();
   const runner = prepareRunner();
   const text = await readRequest();
   if (text.trim() === "") process.exit(0);
@@ -278,6 +279,26 @@ export async function main(): Promise<void> {
   const output = await runner.run(input, sink);
   sink.write(output);
   process.exit(0);
+}
+
+/**
+ * Run one throwaway request through every path a real one takes (parse,
+ * compile, console, timers, promise, encode, frame) in a context of its own,
+ * so a pre-started child answers its request with warm code instead of
+ * first-call costs. Nothing is written anywhere.
+ */
+export async function warmUp(): Promise<void> {
+  const input = parseRunnerInput(
+    JSON.stringify({
+      code: "console.log('warm', 1); new Promise((done) => setTimeout(() => done([1, 'two', { three: null }]), 0))",
+      context: { warm: true },
+      modules: [{ name: "warmModule", exports: { v: 1 }, source: "module.exports.w = 2;" }],
+      maxOutputSize: 1024,
+      timeoutMs: 5_000,
+    }),
+  );
+  const discard: FrameSink = { write: (frame) => void Buffer.from(`${JSON.stringify(frame)}\n`, "utf8") };
+  await prepareRunner().run(input, discard);
 }
 
 /** A sink writing newline-delimited JSON frames synchronously to `fd`; exits quietly once the host is gone. */
