@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type Counter, createNoopMeter, type Meter, type MeterProvider } from "@opentelemetry/api";
+import { expect } from "vitest";
 import type { VmSandboxHandle } from "../sandbox/create-vm-sandbox.js";
 import type { VmSandboxOptions } from "../sandbox/vm-sandbox-options.js";
 
@@ -31,6 +32,8 @@ export interface ScenarioServer {
 /** What a scenario gets. Everything it creates is released by `cleanup()`. */
 export interface ConformanceEnv {
   readonly metrics: DenialMetrics;
+  /** `expect.assertions(n)` for counted escape scenarios (a no-op where a scenario is expected to fail). */
+  assertions(count: number): void;
   sandbox(options: VmSandboxOptions): Promise<VmSandboxHandle>;
   /** Write files into a fresh temp folder (real path); `symlinks` maps link name → target. */
   plugin(
@@ -70,16 +73,21 @@ export function createRecordingMetrics(): DenialMetrics {
   };
 }
 
-/** A fresh environment; pass `metrics` to read the denial counter through a real SDK reader. */
+/**
+ * A fresh environment; pass `metrics` to read the denial counter through a real SDK reader, and
+ * `assertions` to replace `expect.assertions` (the harness self-test runs scenarios that must fail).
+ */
 export function createConformanceEnv(
   makeSandbox: MakeVmSandbox,
   metrics: DenialMetrics = createRecordingMetrics(),
+  assertions: (count: number) => void = (count) => expect.assertions(count),
 ): ConformanceEnv {
   const sandboxes: VmSandboxHandle[] = [];
   const dirs: string[] = [];
   const closers: (() => Promise<void>)[] = [];
   return {
     metrics,
+    assertions,
     async sandbox(options) {
       const handle = await makeSandbox(options);
       sandboxes.push(handle);

@@ -300,7 +300,7 @@ const CHAIN_PLAIN: VmConformanceScenario = {
   group: "membrane escapes",
   name: "constructor chain from a plain object reaches no host Function",
   async run(env) {
-    expect.assertions(1);
+    env.assertions(1);
     const { entry } = await env.plugin({
       "plugin.mjs": `${CHAIN}
         export const probe = () => [chain({}), chain([]), chain(() => 1), chain(Promise.resolve()), chain(new Error("x"))];`,
@@ -314,7 +314,7 @@ const CHAIN_STUBS: VmConformanceScenario = {
   group: "membrane escapes",
   name: "constructor chain from proxy functions and FrozenGlobals reaches no host Function",
   async run(env) {
-    expect.assertions(1);
+    env.assertions(1);
     const { entry } = await env.plugin({
       "plugin.mjs": `${CHAIN}
         export const probe = () => [fs.read, fs, fetch, console.log, crypto.getRandomValues, crypto.subtle.digest, URL, structuredClone, TextEncoder].map(chain);`,
@@ -328,7 +328,7 @@ const CHAIN_ERRORS: VmConformanceScenario = {
   group: "membrane escapes",
   name: "errors raised by the host arrive as guest-realm errors",
   async run(env) {
-    expect.assertions(2);
+    env.assertions(2);
     const { entry } = await env.plugin({
       "plugin.mjs": `${CHAIN}
         const caught = async (fn) => { try { await fn(); } catch (e) { return e; } return undefined; };
@@ -358,7 +358,7 @@ const CHAIN_PROMISES: VmConformanceScenario = {
   group: "membrane escapes",
   name: "promises and values from proxy calls are guest-realm objects",
   async run(env) {
-    expect.assertions(1);
+    env.assertions(1);
     const { entry } = await env.plugin({
       "plugin.mjs": `${CHAIN}
         export async function probe() {
@@ -395,7 +395,7 @@ const STACK_TRACE_API: VmConformanceScenario = {
   group: "membrane escapes",
   name: "Error.prepareStackTrace cannot be replaced and stacks list plugin frames only",
   async run(env) {
-    expect.assertions(2);
+    env.assertions(2);
     const { entry } = await env.plugin({
       "plugin.mjs": `
         export async function probe() {
@@ -688,7 +688,7 @@ const DISPOSE_IDEMPOTENT: VmConformanceScenario = {
     });
     const inFlightProxy = rejection(sandbox.call("slow"));
     const inFlight = rejection(sandbox.call("hang"));
-    await readStarted;
+    await Promise.race([readStarted, inFlightProxy, inFlight]);
     const first = sandbox.dispose();
     const second = sandbox.dispose();
     expect(second).toBe(first);
