@@ -256,6 +256,7 @@ class VmSandbox implements VmSandboxHandle {
 
   /** Keep the process alive only while something waits on the plugin. */
   #updateRef(): void {
+    if (this.#disposal !== undefined) return;
     if (this.#loading || this.#pending.size > 0 || this.#proxies.inFlight > 0) this.#worker.ref();
     else this.#worker.unref();
   }
@@ -338,20 +339,23 @@ class VmSandbox implements VmSandboxHandle {
       this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) });
       return;
     }
-    this.#proxies.call(op, Array.isArray(args) ? args : []).then(
-      (value) => {
-        let encoded: string;
-        try {
-          encoded = encodeHostValue(value);
-        } catch (error) {
-          this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) });
-          return;
-        }
-        this.#post({ t: "cap.result", id, ok: true, payload: encoded });
-      },
-      (error: unknown) =>
-        this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) }),
-    );
+    this.#proxies
+      .call(op, Array.isArray(args) ? args : [])
+      .finally(() => this.#updateRef())
+      .then(
+        (value) => {
+          let encoded: string;
+          try {
+            encoded = encodeHostValue(value);
+          } catch (error) {
+            this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) });
+            return;
+          }
+          this.#post({ t: "cap.result", id, ok: true, payload: encoded });
+        },
+        (error: unknown) =>
+          this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) }),
+      );
     this.#updateRef();
   }
 
