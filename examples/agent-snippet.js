@@ -27,7 +27,10 @@ if (anomalies.length > 0) console.warn(`Flagged ${anomalies.length} order(s): ${
   orders: orders.length,
   revenue: Math.round(revenue * 100) / 100,
   topCustomer: Object.entries(
-    orders.reduce((acc, o) => ({ ...acc, [o.customer]: (acc[o.customer] ?? 0) + o.total }), {}),
+    orders.reduce((acc, o) => {
+      acc[o.customer] = (acc[o.customer] ?? 0) + o.total;
+      return acc;
+    }, {}),
   ).sort((a, b) => b[1] - a[1])[0][0],
   anomalies,
-})
+});
