@@ -5,6 +5,7 @@ export {
   type ChildListener,
   type ChildLogFrame,
   type ChildOutcome,
+  DEFAULT_EXIT_GRACE_MS,
   IDENTITY_ENV_KEYS,
   type ProcessSpawner,
   type RaceChildOptions,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunnerFrame, RunnerInput } from "./protocol.js";
-import { type FrameSink, parseRunnerInput, prepareRunner } from "./runner.js";
+import { type FrameSink, parseRunnerInput, prepareRunner, warmUp } from "./runner.js";
 
 // The runner's logic in this process (real vm contexts); the spawned runner is
 // covered end to end in spawn-engine.test.ts and the conformance suite.
@@ -192,5 +192,12 @@ describe("prepareRunner", () => {
     await expect(runner.run(request("2"), capture())).rejects.toThrow(
       "runner: a prepared runner evaluates one request only",
     );
+  });
+
+  it("warmUp runs a throwaway request to completion and leaves no timer or handle behind", async () => {
+    const before = process.getActiveResourcesInfo().sort();
+    await warmUp();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(process.getActiveResourcesInfo().sort()).toEqual(before);
   });
 });

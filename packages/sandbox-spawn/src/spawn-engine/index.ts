@@ -2,6 +2,7 @@ export {
   type ChildListener,
   type ChildLogFrame,
   type ChildOutcome,
+  DEFAULT_EXIT_GRACE_MS,
   type RaceChildOptions,
   raceChild,
   type SpawnedChild,

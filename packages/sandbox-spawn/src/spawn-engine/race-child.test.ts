@@ -15,10 +15,10 @@ const options = (extra: Partial<RaceChildOptions> = {}): RaceChildOptions => ({
 const RESULT = { type: "result", success: true, result: 2, memoryUsed: 10 };
 
 describe("raceChild", () => {
-  it("writes the request to stdin and resolves ok on the result frame, killing the child", async () => {
+  it("writes the request to stdin and resolves ok on the result frame, killing the child if it lingers", async () => {
     const child = new FakeChild();
     const logs: ChildLogFrame[] = [];
-    const pending = raceChild(child, options({ onLog: (frame) => logs.push(frame) }));
+    const pending = raceChild(child, options({ onLog: (frame) => logs.push(frame), exitGraceMs: 20 }));
     child.send({ type: "start" });
     child.send({ type: "log", level: "warn", message: "careful" });
     child.send({ type: "truncated" });
@@ -30,7 +30,19 @@ describe("raceChild", () => {
     });
     expect(child.input()).toBe('{"code":"1 + 1"}');
     expect(logs).toEqual([{ type: "log", level: "warn", message: "careful" }, { type: "truncated" }]);
+    expect(child.kills).toEqual([]); // not on the caller's path
+    await new Promise((resolve) => setTimeout(resolve, 60));
     expect(child.kills).toEqual(["SIGKILL"]);
+  });
+
+  it("does not kill a child that exits by itself within the grace after its result", async () => {
+    const child = new FakeChild();
+    const pending = raceChild(child, options({ exitGraceMs: 40 }));
+    child.send(RESULT);
+    expect((await pending).kind).toBe("ok");
+    await child.exit(0);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(child.kills).toEqual([]);
   });
 
   it("settles once: a result racing a timeout and a later close stays ok", async () => {
@@ -42,7 +54,7 @@ describe("raceChild", () => {
     await child.exit(0);
     const outcome = await pending;
     expect(outcome.kind).toBe("ok");
-    expect(child.kills).toEqual(["SIGKILL"]);
+    expect(child.kills).toEqual([]); // no timeout kill: the result won the race
   });
 
   it("settles once: an error event before close is a parse-error carrying the error", async () => {

@@ -82,6 +82,8 @@ export interface RaceChildOptions {
   maxProtocolBytes: number;
   /** Stderr bytes kept for diagnostics (the first ones). */
   maxStderrBytes: number;
+  /** After a result, how long the child may take to exit by itself before SIGKILL, in ms. Default 1000. */
+  exitGraceMs?: number;
   /** Called in order with every log / truncated frame, as it arrives. */
   onLog?: (frame: ChildLogFrame) => void;
 }
@@ -93,8 +95,9 @@ export interface RaceChildOptions {
  * `timeout` (`Promise.race` against the deadline). Settling is idempotent —
  * only the first outcome counts, so a timeout racing a clean exit never
  * resolves twice. Afterwards the child is sent SIGKILL unless it already
- * exited; the kill is wrapped in try/catch because some platforms throw for
- * an exited process.
+ * exited — at once, or after `exitGraceMs` for a child that answered (it
+ * exits by itself); the kill is wrapped in try/catch because some platforms
+ * throw for an exited process.
  */
 export async function raceChild(child: SpawnedChild, options: RaceChildOptions): Promise<ChildOutcome> {
   const stderr = createStderrBuffer(options.maxStderrBytes);
@@ -205,14 +208,37 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
   child.off("exit", onExit as ChildListener);
   child.off("close", onClose as ChildListener);
   child.off("error", onError as ChildListener);
-  if (child.exitCode === null && child.signalCode === null) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already gone (some platforms throw for an exited process).
-    }
-  }
+  if (outcome.kind === "ok") killAfterGrace(child, options.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS);
+  else killNow(child);
   return outcome;
+}
+
+/** Default of {@link RaceChildOptions.exitGraceMs}, in ms. */
+export const DEFAULT_EXIT_GRACE_MS = 1000;
+
+function killNow(child: SpawnedChild): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // Already gone (some platforms throw for an exited process).
+  }
+}
+
+/**
+ * A runner exits by itself right after its result; SIGKILL only one that
+ * lingers. (Killing at once would put the kill, and the scheduler's switch to
+ * the dying process, on the caller's path.)
+ */
+function killAfterGrace(child: SpawnedChild, graceMs: number): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const onExit = (): void => clearTimeout(timer);
+  const timer = setTimeout(() => {
+    child.off("exit", onExit);
+    killNow(child);
+  }, graceMs);
+  timer.unref?.();
+  child.on("exit", onExit);
 }
 
 function toLogFrame(frame: Record<string, unknown>): ChildLogFrame | undefined {
