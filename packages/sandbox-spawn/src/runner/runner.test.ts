@@ -172,6 +172,17 @@ describe("prepareRunner", () => {
       errorKind: "timeout",
       memoryUsed: "number",
     });
+    const longest = await run(
+      request("new Promise((done) => setTimeout(() => done('not cut short'), 20))", {
+        timeoutMs: 2_147_483_647,
+      }),
+    );
+    expect(longest.output).toEqual({
+      type: "result",
+      success: true,
+      result: "not cut short",
+      memoryUsed: "number",
+    });
     const faked = await run(
       request("throw Object.assign(new Error('fake'), { code: 'ERR_SCRIPT_EXECUTION_TIMEOUT' })", {
         timeoutMs: 1000,

@@ -32,6 +32,10 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 export const MAX_ERROR_LENGTH = 4096;
 
 const GUEST_FILENAME = "sandbox.js";
+/** setTimeout's ceiling, in ms (longer delays fire at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+/** How much earlier than `timeoutMs` the vm watchdog may fire by our clock, in ms. */
+const CLOCK_SLACK_MS = 5;
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const hasOwn = Object.hasOwn;
 
@@ -135,7 +139,10 @@ export function prepareRunner(): PreparedRunner {
         const deadline =
           input.timeoutMs === undefined
             ? undefined
-            : setTimeout(() => finish(timedOut()), input.timeoutMs + SELF_DEADLINE_GRACE_MS);
+            : setTimeout(
+                () => finish(timedOut()),
+                Math.min(input.timeoutMs + SELF_DEADLINE_GRACE_MS, MAX_TIMER_MS),
+              );
         const pushLog = createLogBudget(input.maxOutputSize, sink);
         let nextTimerId = 0;
         let settled: { kind: string; payload: unknown } | undefined;
@@ -235,7 +242,11 @@ export function prepareRunner(): PreparedRunner {
           } catch (error) {
             // Whatever was thrown (the vm's timeout error is created in the guest realm, so it
             // cannot be told apart from a guest's imitation): code that ran that long timed out.
-            if (input.timeoutMs !== undefined && performance.now() - runStarted >= input.timeoutMs) {
+            // The vm's watchdog clock has millisecond steps, hence the slack.
+            if (
+              input.timeoutMs !== undefined &&
+              performance.now() - runStarted >= input.timeoutMs - CLOCK_SLACK_MS
+            ) {
               finish(timedOut());
               return;
             }
