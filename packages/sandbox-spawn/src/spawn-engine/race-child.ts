@@ -128,7 +128,8 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
   };
 
   const decoder = new StringDecoder("utf8");
-  let pending = "";
+  // The unfinished line, as pieces: each chunk is scanned once, so a huge result stays linear.
+  let pending: string[] = [];
   let received = 0;
   const handleLine = (line: string): void => {
     let frame: unknown;
@@ -160,14 +161,17 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
       settleEvents(parseError(`the runner wrote more than ${options.maxProtocolBytes} protocol bytes`));
       return;
     }
-    pending += typeof chunk === "string" ? chunk : decoder.write(chunk);
-    let newline = pending.indexOf("\n");
+    let text = typeof chunk === "string" ? chunk : decoder.write(chunk);
+    let newline = text.indexOf("\n");
     while (newline !== -1 && !finished) {
-      const line = pending.slice(0, newline);
-      pending = pending.slice(newline + 1);
+      pending.push(text.slice(0, newline));
+      const line = pending.join("");
+      pending = [];
       handleLine(line);
-      newline = pending.indexOf("\n");
+      text = text.slice(newline + 1);
+      newline = text.indexOf("\n");
     }
+    if (text !== "" && !finished) pending.push(text);
   };
   const onStderrData = (chunk: Buffer | string): void => stderr.add(chunk);
   const onExit = (code: number | null, exitSignal: NodeJS.Signals | null): void => {
@@ -177,7 +181,7 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
   const onClose = (code: number | null, closeSignal: NodeJS.Signals | null): void => {
     onExit(code, closeSignal);
     settleEvents(
-      pending.trim() === ""
+      pending.every((piece) => piece.trim() === "")
         ? { kind: "no-output", exitCode, signal, stderr: stderr.text() }
         : parseError("the runner's output ended in the middle of a frame"),
     );

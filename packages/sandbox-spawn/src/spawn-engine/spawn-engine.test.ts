@@ -174,6 +174,25 @@ describe("SpawnEngine", () => {
     });
   });
 
+  it("returns a multi-megabyte result intact (one frame, read in many chunks)", async () => {
+    const result = await engine().execute(
+      "({ text: 'é'.repeat(3e6), list: Array.from({ length: 1e5 }, (_, i) => i) })",
+    );
+    expect(result.success).toBe(true);
+    const value = result.result as { text: string; list: number[] };
+    expect({
+      textLength: value.text.length,
+      allAccents: /^é+$/.test(value.text),
+      list: value.list.length,
+      last: value.list.at(-1),
+    }).toEqual({
+      textLength: 3e6,
+      allAccents: true,
+      list: 1e5,
+      last: 99_999,
+    });
+  });
+
   it("reports memoryUsed as the child's heap growth, in bytes", async () => {
     const result = await engine().execute("const keep = new Array(1e6).fill(1); keep.length");
     expect({ success: result.success, result: result.result }).toEqual({ success: true, result: 1e6 });

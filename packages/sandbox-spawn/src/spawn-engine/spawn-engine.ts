@@ -227,9 +227,10 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       logs: logs.entries,
     });
 
+    const source = toGuestScript(code).source;
     let input: string;
     try {
-      input = encodeRequest(toGuestScript(code).source, context ?? {}, [...this.modules.values()], limits);
+      input = encodeRequest(source, context ?? {}, [...this.modules.values()], limits);
     } catch (error) {
       return result(
         failure(
