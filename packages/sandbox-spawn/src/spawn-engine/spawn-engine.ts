@@ -319,6 +319,9 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     const children = [...this.live];
     for (const entry of children) {
       entry.dead = true;
+      // Re-ref the (possibly unref'd spare) child so the event loop stays alive until it has closed;
+      // otherwise `await engine.destroy()` at the end of a script ends the process with exit code 13.
+      holdOpen(entry.child, true);
       killQuietly(entry.child);
     }
     await Promise.all(children.map((entry) => entry.closed));
