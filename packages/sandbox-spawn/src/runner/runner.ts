@@ -238,7 +238,11 @@ export function prepareRunner(): PreparedRunner {
             value =
               input.timeoutMs === undefined
                 ? script.runInContext(context, { displayErrors: false })
-                : script.runInContext(context, { displayErrors: false, timeout: input.timeoutMs });
+                : // A backstop only: the host SIGKILLs at timeoutMs, so the grace lets the host's kill win.
+                  script.runInContext(context, {
+                    displayErrors: false,
+                    timeout: Math.min(input.timeoutMs + SELF_DEADLINE_GRACE_MS, MAX_TIMER_MS),
+                  });
           } catch (error) {
             // Whatever was thrown (the vm's timeout error is created in the guest realm, so it
             // cannot be told apart from a guest's imitation): code that ran that long timed out.
