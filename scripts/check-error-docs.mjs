@@ -25,7 +25,8 @@ for (const pkg of readdirSync(join(root, "packages"))) {
       for (const [, name] of list.matchAll(/"([A-Z][A-Z0-9_]*)"/g)) {
         count++;
         const code = `${prefix}_${name}`;
-        if (!existsSync(join(root, "docs", "errors", `${code}.md`))) missing.push(`${code} (${file.slice(root.length)})`);
+        if (!existsSync(join(root, "docs", "errors", `${code}.md`)))
+          missing.push(`${code} (${file.slice(root.length)})`);
       }
     }
   }
