@@ -342,6 +342,96 @@ describe("IsolateEngine escapes", () => {
     expect((await engine.execute("new Uint8Array([1, 2, 3])")).result).toEqual(new Uint8Array([1, 2, 3]));
   });
 
+  it("shared memory returned by a getter only on its second read (check-then-copy race) or in an error's cause is still refused", async () => {
+    const cases = [
+      "let reads = 0; ({ get x() { return reads++ === 0 ? 1 : new Int32Array(new SharedArrayBuffer(8)); } })",
+      "[new Error('shared', { cause: { memory: new SharedArrayBuffer(8) } })]",
+    ];
+    expect.assertions(cases.length);
+    for (const code of cases) {
+      const result = await engine.execute(code);
+      expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+        success: false,
+        errorCode: SANDBOX_CODES.ENGINE_FAILED,
+        error: "result is not transferable: SharedArrayBuffer",
+      });
+    }
+  });
+
+  // V8 runs FinalizationRegistry cleanups, Atomics.waitAsync timeouts and async
+  // WebAssembly compile results as isolate tasks, outside any timed call: on
+  // the next entry into the isolate (the host's synchronous context creation),
+  // where a guest loop blocked the host thread for good, or after the context
+  // was released, where a waitAsync timeout aborted the host process.
+  it("FinalizationRegistry cleanup callback looping forever: never runs outside a timed call (host hang)", async () => {
+    expect.assertions(2);
+    const local = new IsolateEngine({ timeout: 2_000 });
+    try {
+      const planted = await local.execute(`
+        if (typeof FinalizationRegistry === "function") {
+          const registry = new FinalizationRegistry(() => { while (true) {} });
+          for (let i = 0; i < 1000; i++) registry.register({}, i);
+          globalThis.keep = registry;
+        }
+        typeof FinalizationRegistry`);
+      expect(planted.result).toBe("undefined");
+      const results = [];
+      for (let i = 0; i < 3; i++) {
+        results.push(
+          (await local.execute("const a = []; for (let i = 0; i < 300000; i++) a.push({ i }); 2 + 3")).result,
+        );
+      }
+      expect(results).toEqual([5, 5, 5]);
+    } finally {
+      await local.destroy();
+    }
+  });
+
+  it("Atomics.waitAsync whose timeout fires after the execution ended: not available (host abort)", async () => {
+    expect.assertions(2);
+    const planted = await engine.execute(`
+      const cell = new Int32Array(new SharedArrayBuffer(16));
+      if (typeof Atomics.waitAsync === "function") Atomics.waitAsync(cell, 0, 0, 5);
+      typeof Atomics.waitAsync`);
+    expect(planted.result).toBe("undefined");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await engine.execute("2 + 3")).result).toBe(5);
+  });
+
+  it("async WebAssembly.compile/instantiate continuations run inside the timed call", async () => {
+    expect.assertions(3);
+    const empty = "new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])";
+    expect(
+      await guest(`(async () => {
+        const module = await WebAssembly.compile(${empty});
+        const fromModule = await WebAssembly.instantiate(module);
+        const fromBytes = await WebAssembly.instantiate(${empty});
+        return [module instanceof WebAssembly.Module, fromModule instanceof WebAssembly.Instance,
+          fromBytes.module instanceof WebAssembly.Module, fromBytes.instance instanceof WebAssembly.Instance];
+      })()`),
+    ).toEqual([true, true, true, true]);
+    const looping = await engine.execute(
+      `WebAssembly.compile(${empty}).then(() => { while (true) {} }); 1`,
+      {},
+      { timeout: 200 },
+    );
+    expect(looping.errorCode).toBe(SANDBOX_CODES.TIMEOUT);
+    expect((await engine.execute("2 + 3")).result).toBe(5);
+  });
+
+  it("giant result (one string referenced many times): copied to the host beyond memoryLimit (documented, not capped)", async () => {
+    expect.assertions(2);
+    const local = new IsolateEngine({ timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
+    try {
+      const result = await local.execute("const s = 'x'.repeat(2 ** 24); [s, s, s, s]");
+      expect(result.success).toBe(true);
+      // 4 × 16 Mi characters: eight times the isolate's 8 MiB limit, held by the host (README, Security notes).
+      expect((result.result as string[]).reduce((sum, text) => sum + text.length, 0)).toBe(2 ** 26);
+    } finally {
+      await local.destroy();
+    }
+  });
+
   it("a context value cannot smuggle a host function, even nested", async () => {
     expect.assertions(2);
     const result = await engine.execute("typeof tools.run", { tools: { run: () => process.exit(1) } });

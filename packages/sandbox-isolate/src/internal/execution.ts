@@ -5,6 +5,7 @@ import type { LogEntry, LogLevel, SandboxResult } from "@suaveplan/sandbox-core/
 import type { IsolateContext, IsolateFactory, IsolateReference } from "../isolate-factory/isolate-factory.js";
 import { type GuestPayload, PAYLOAD_GLOBAL } from "./guest-bootstrap.js";
 import type { IsolateSlot } from "./isolate-slot.js";
+import { containsSharedMemory } from "./shared-memory.js";
 
 /** Longest timer delay Node accepts, in ms. */
 const MAX_DELAY_MS = 2_147_483_647;
@@ -178,7 +179,13 @@ export class Execution {
 
   private onOutcome(ok: unknown, value: unknown, kind: unknown): void {
     if (this.outcome !== undefined && !this.outcome.ok) return;
-    if (ok === true) {
+    if (ok === true && containsSharedMemory(value)) {
+      this.outcome = {
+        ok: false,
+        error: "result is not transferable: SharedArrayBuffer",
+        code: SANDBOX_CODES.ENGINE_FAILED,
+      };
+    } else if (ok === true) {
       this.outcome = { ok: true, value };
     } else {
       const text = typeof value === "string" ? value : "the sandboxed code failed";

@@ -108,6 +108,35 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   const RangeErrorCtor = RangeError;
   const indirectEval = global.eval;
 
+  // V8 runs these callbacks as isolate tasks, outside any timed isolate call:
+  // on the next entry (a host-thread createContextSync for the next run, say),
+  // where a loop would block the host for good or a late Atomics.waitAsync
+  // timeout aborts the process. Remove them; async WebAssembly compiles
+  // synchronously instead, inside the timed call.
+  delete global.FinalizationRegistry;
+  delete Atomics.waitAsync;
+  if (typeof WebAssembly === "object") {
+    const WasmModule = WebAssembly.Module;
+    const WasmInstance = WebAssembly.Instance;
+    const WasmModuleExports = WasmModule.exports;
+    const wasm = (name, fn) =>
+      ObjectDefineProperty(WebAssembly, name, { __proto__: null, value: fn, writable: true, enumerable: false, configurable: true });
+    wasm("compile", async function compile(bytes) {
+      return new WasmModule(bytes);
+    });
+    wasm("instantiate", async function instantiate(source, imports) {
+      let isModule = true;
+      try {
+        WasmModuleExports(source);
+      } catch {
+        isModule = false;
+      }
+      if (isModule) return new WasmInstance(source, imports);
+      const module = new WasmModule(source);
+      return { module: module, instance: new WasmInstance(module, imports) };
+    });
+  }
+
   const budget = payload.maxOutputSize;
   const maxTimers = payload.maxTimers;
   const maxTimerCreations = payload.maxTimerCreations;
