@@ -432,6 +432,25 @@ describe("IsolateEngine escapes", () => {
     }
   });
 
+  it("WebAssembly.Memory touched page by page: not counted by memoryLimit (documented, not enforced)", async () => {
+    expect.assertions(1);
+    const local = new IsolateEngine({ timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
+    try {
+      const result = await local.execute(`
+        const memory = new WebAssembly.Memory({ initial: 1024 }); // 64 MiB
+        const bytes = new Uint8Array(memory.buffer);
+        for (let i = 0; i < bytes.length; i += 4096) bytes[i] = 1;
+        bytes.length`);
+      // Eight times the 8 MiB limit, resident, and the execution still succeeds (README, Security notes).
+      expect({ success: result.success, result: result.result }).toEqual({
+        success: true,
+        result: 64 * 1024 * 1024,
+      });
+    } finally {
+      await local.destroy();
+    }
+  });
+
   it("a context value cannot smuggle a host function, even nested", async () => {
     expect.assertions(2);
     const result = await engine.execute("typeof tools.run", { tools: { run: () => process.exit(1) } });
