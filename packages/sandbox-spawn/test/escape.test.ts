@@ -1,3 +1,5 @@
+import { readdirSync, rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { SpawnEngine } from "../src/index.js";
 
@@ -107,5 +109,26 @@ describe("escapes from the vm context", () => {
         "JSON.stringify = () => '\"forged\"'; Object.keys = () => []; Array.isArray = () => false; Object.prototype.toJSON = undefined; ({ kept: [1, 2] })",
       ),
     ).toEqual({ value: { kept: [1, 2] } });
+  });
+});
+
+describe("escapes past the permission model (a guest that got out of the vm context)", () => {
+  it("trace_events file writes: node_trace.*.log never lands in the working directory", async () => {
+    expect.assertions(2);
+    const traceFiles = (): string[] =>
+      readdirSync(process.cwd()).filter((name) => /^node_trace\..*\.log$/.test(name));
+    const before = new Set(traceFiles());
+    const probe = new SpawnEngine({
+      runnerPath: fileURLToPath(new URL("./fixtures/trace-events-runner.mjs", import.meta.url)),
+      preStart: false,
+    });
+    try {
+      expect((await probe.execute("0")).result).toBe("traced");
+    } finally {
+      await probe.destroy();
+    }
+    const created = traceFiles().filter((name) => !before.has(name));
+    for (const name of created) rmSync(name, { force: true });
+    expect(created).toEqual([]);
   });
 });

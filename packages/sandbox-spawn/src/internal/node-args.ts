@@ -22,7 +22,8 @@ export function heapMiB(memoryLimitBytes: number): number {
  * addons or inspector); code generation from strings is off and the
  * intrinsics are frozen in the runner's own realm (a second layer should
  * guest code ever get out of its vm context); `import()` is routed to the
- * runner (which refuses it) by `--experimental-vm-modules`.
+ * runner (which refuses it) by `--experimental-vm-modules`; trace event files
+ * (which the permission model does not gate) go to the null device.
  */
 export function buildChildArgs(runnerPath: string, memoryLimitBytes: number): string[] {
   return [
@@ -33,6 +34,8 @@ export function buildChildArgs(runnerPath: string, memoryLimitBytes: number): st
     "--frozen-intrinsics",
     "--experimental-vm-modules",
     "--disable-warning=ExperimentalWarning",
+    // node:trace_events is not gated by the permission model and writes node_trace.*.log into the cwd.
+    `--trace-event-file-pattern=${process.platform === "win32" ? "NUL" : "/dev/null"}`,
     `--max-old-space-size=${heapMiB(memoryLimitBytes)}`,
     runnerPath,
   ];

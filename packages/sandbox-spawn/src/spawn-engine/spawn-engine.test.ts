@@ -105,6 +105,7 @@ describe("sanitiseEnv", () => {
       "--frozen-intrinsics",
       "--experimental-vm-modules",
       "--disable-warning=ExperimentalWarning",
+      `--trace-event-file-pattern=${process.platform === "win32" ? "NUL" : "/dev/null"}`,
       "--max-old-space-size=32",
       "/r.js",
     ]);
