@@ -179,6 +179,36 @@ describe("escapes from the vm engine", () => {
     }
   });
 
+  it("a thrown Error with a looping message/name getter: node's error decoration never runs it outside the timeout (host hang)", async () => {
+    const cases = [
+      "const e = new Error('x'); Object.defineProperty(e, 'message', { get() { for (;;) {} } }); throw e",
+      "const e = new TypeError('x'); Object.defineProperty(e, 'name', { get() { for (;;) {} } }); throw e",
+    ];
+    expect.assertions(cases.length);
+    const vm = engine();
+    for (const code of cases) {
+      const result = await vm.execute(code, {}, { timeout: 200 });
+      expect({ code, errorCode: result.errorCode }).toEqual({ code, errorCode: SANDBOX_CODES.TIMEOUT });
+    }
+  });
+
+  it("a timer callback (or the error it throws) running into the deadline reports SANDBOX_TIMEOUT, not success", async () => {
+    const cases = [
+      "setTimeout(() => { for (;;) {} }, 1)",
+      "setTimeout(() => { const e = new Error('x'); Object.defineProperty(e, 'name', { get() { for (;;) {} } }); throw e }, 1)",
+    ];
+    expect.assertions(cases.length);
+    const vm = engine();
+    for (const code of cases) {
+      const result = await vm.execute(code, {}, { timeout: 200 });
+      expect({ code, success: result.success, errorCode: result.errorCode }).toEqual({
+        code,
+        success: false,
+        errorCode: SANDBOX_CODES.TIMEOUT,
+      });
+    }
+  });
+
   it("FinalizationRegistry is removed (its callbacks would run after the execution, outside the timeout)", async () => {
     expect.assertions(1);
     expect(outcome(await engine().execute("typeof FinalizationRegistry"))).toEqual({

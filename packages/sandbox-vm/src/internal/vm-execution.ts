@@ -62,6 +62,9 @@ type Outcome =
   | { kind: typeof DONE.ERROR; text: string }
   | { kind: "primitive"; value: string | number | boolean | null };
 
+/** How much earlier than asked node's vm watchdog may fire by our clock, in ms. */
+const WATCHDOG_SLACK_MS = 5;
+
 /**
  * One run of guest code in a fresh `node:vm` context. Every entry into the
  * context (user code, settling the result, a timer firing) is a
@@ -171,8 +174,8 @@ export class VmExecution {
     let value: unknown;
     try {
       value = this.plan.watchdog
-        ? this.plan.script.runInContext(context, { timeout: remaining })
-        : this.plan.script.runInContext(context);
+        ? this.plan.script.runInContext(context, { timeout: remaining, displayErrors: false })
+        : this.plan.script.runInContext(context, { displayErrors: false });
     } catch (thrown) {
       this.onThrow(thrown);
       if (!this.finished) this.armDeadline();
@@ -228,7 +231,7 @@ export class VmExecution {
       return false;
     }
     try {
-      script.runInContext(context, { timeout: this.remaining() });
+      script.runInContext(context, { timeout: this.remaining(), displayErrors: false });
       return !this.finished;
     } catch (thrown) {
       this.onThrow(thrown);
@@ -237,7 +240,9 @@ export class VmExecution {
   }
 
   private onThrow(thrown: unknown): void {
-    if (isHostTimeout(thrown)) {
+    // node:vm creates its timeout error in the guest realm, so a throw once the
+    // budget is spent (give or take the watchdog's early firing) is the timeout.
+    if (isHostTimeout(thrown) || performance.now() >= this.deadline - WATCHDOG_SLACK_MS) {
       this.timedOut();
       return;
     }
