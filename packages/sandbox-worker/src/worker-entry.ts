@@ -10,7 +10,7 @@
 import { Buffer } from "node:buffer";
 import { getHeapStatistics } from "node:v8";
 import * as vm from "node:vm";
-import { parentPort } from "node:worker_threads";
+import { parentPort, resourceLimits } from "node:worker_threads";
 import { GUEST_FILENAME, GUEST_MODULE_FILENAME_PREFIX, guestKernel } from "./internal/guest-kernel.js";
 import type { FailureKind, GuestKernel, RunRequest, WorkerMessage } from "./internal/protocol.js";
 
@@ -41,6 +41,11 @@ let outputBytes = 0;
 let outputFull = false;
 let heapBefore = 0;
 const timers = new Map<number, NodeJS.Timeout>();
+/** A result may cost the host no more than the worker's own heap limit (memoryLimit), in bytes. */
+const maxResultBytes =
+  ((resourceLimits.maxOldGenerationSizeMb ?? 0) + (resourceLimits.maxYoungGenerationSizeMb ?? 0)) *
+    1024 *
+    1024 || undefined;
 
 const kernelFactory = new vm.Script(`"use strict";(${guestKernel.toString()})`, {
   filename: "suaveplan:kernel",
@@ -130,7 +135,7 @@ function maybeFinish(): void {
     if (finished || timers.size > 0) return;
     finished = true;
     cancelTimers();
-    const outcome = kernel.outcome();
+    const outcome = kernel.outcome(maxResultBytes);
     if (outcome.ok) {
       try {
         post({ type: "done", ok: true, value: outcome.value, memoryUsed: memoryUsed() });

@@ -233,4 +233,34 @@ describe("escape attempts inside the worker", () => {
       errorCode: SANDBOX_CODES.TIMEOUT,
     });
   });
+
+  // One string referenced many times is serialised once per reference: 16 refs to a
+  // 256 Mi-character string made the host deserialise 4 GiB and die of a fatal OOM.
+  it("giant result (one string referenced many times, or big buffers): refused above memoryLimit, never copied to the host", async () => {
+    const cases = [
+      "const s = 'x'.repeat(2 ** 22); Array(16).fill(s)",
+      "const s = 'x'.repeat(2 ** 22); const o = {}; for (let i = 0; i < 16; i++) o['k' + i] = s; o",
+      "Array.from({ length: 8 }, () => new Uint8Array(4 * 1024 * 1024))",
+      "const e = new Error('x'.repeat(2 ** 22)); [e, e, e, e, e, e]",
+    ];
+    expect.assertions(cases.length + 1);
+    const small = new WorkerEngine({ timeout: 10_000, memoryLimit: 16 * 1024 * 1024 });
+    try {
+      for (const code of cases) {
+        const result = await small.execute(code);
+        expect({ code, success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+          code,
+          success: false,
+          errorCode: SANDBOX_CODES.ENGINE_FAILED,
+          error: `result is not transferable: larger than the memory limit of ${16 * 1024 * 1024} bytes (SANDBOX_ENGINE_FAILED)`,
+        });
+      }
+      // Within the budget the same shapes still cross.
+      expect(
+        (await small.execute("const s = 'x'.repeat(1024); Array(16).fill(s).join('').length")).result,
+      ).toBe(16_384);
+    } finally {
+      await small.destroy();
+    }
+  });
 });

@@ -62,6 +62,7 @@ export function guestKernel(
   const arrayBufferSlice = ArrayBuffer.prototype.slice;
   const arrayBufferByteLength = getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")?.get;
   const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype) as Uint8Array;
+  const typedArrayByteLength = getOwnPropertyDescriptor(TypedArrayPrototype, "byteLength")?.get;
   const typedArrayTag = getOwnPropertyDescriptor(TypedArrayPrototype, Symbol.toStringTag)?.get;
   const symbolToString = Symbol.prototype.toString;
   const stringReplace = String.prototype.replace;
@@ -526,7 +527,15 @@ export function guestKernel(
     untransferable = record({ reason });
     throw untransferable;
   };
+  // What the copy will cost the host, in bytes (strings as UTF-16, 8 per value):
+  // a string referenced many times is copied many times, so count every reference.
+  const budget = record({ used: 0, limit: Number.POSITIVE_INFINITY });
+  const charge = (bytes: number): void => {
+    budget.used += bytes;
+    if (budget.used > budget.limit) refuse(`larger than the memory limit of ${budget.limit} bytes`);
+  };
   const exportValue = (value: unknown, ancestors: Set<unknown>): unknown => {
+    charge(typeof value === "string" ? 8 + value.length * 2 : 8);
     switch (typeof value) {
       case "function":
         return refuse("function");
@@ -549,9 +558,14 @@ export function guestKernel(
     const tag = tagOfTypedArray(object);
     if (tag !== undefined) {
       const Ctor = typedArrays[tag];
-      return Ctor !== undefined ? new Ctor(object) : refuse("DataView");
+      if (Ctor === undefined) return refuse("DataView");
+      charge(call(typedArrayByteLength, object) as number);
+      return new Ctor(object);
     }
-    if (isArrayBuffer(object)) return call(arrayBufferSlice, object, 0);
+    if (isArrayBuffer(object)) {
+      charge(call(arrayBufferByteLength, object) as number);
+      return call(arrayBufferSlice, object, 0);
+    }
     call(setAdd, ancestors, object);
     try {
       if (isArray(object)) {
@@ -582,9 +596,12 @@ export function guestKernel(
         return copy;
       }
       if (isErrorLike(object)) {
-        const copy = new ErrorCtor(`${(object as Error).message}`);
+        const message = `${(object as Error).message}`;
+        const name = `${(object as Error).name}`;
+        charge((message.length + name.length) * 2);
+        const copy = new ErrorCtor(message);
         defineProperty(copy, "name", {
-          value: `${(object as Error).name}`,
+          value: name,
           writable: true,
           configurable: true,
         });
@@ -598,6 +615,7 @@ export function guestKernel(
         if (typeof key !== "string") continue;
         const descriptor = getOwnPropertyDescriptor(object, key);
         if (descriptor === undefined || descriptor.enumerable !== true) continue;
+        charge(key.length * 2);
         const entry = "value" in descriptor ? descriptor.value : call(descriptor.get, object);
         defineProperty(copy, key, {
           value: exportValue(entry, ancestors),
@@ -670,10 +688,12 @@ export function guestKernel(
         decide("rejected", error);
       }
     },
-    outcome(): KernelOutcome {
+    outcome(maxResultBytes): KernelOutcome {
       if (state === "pending") return record({ ok: false, pending: true });
       if (state === "rejected")
         return record({ ok: false, untransferable: false, error: describe(settledValue) });
+      budget.used = 0;
+      budget.limit = typeof maxResultBytes === "number" ? maxResultBytes : Number.POSITIVE_INFINITY;
       try {
         return record({ ok: true, value: exportValue(settledValue, new SetCtor()) });
       } catch (error) {

@@ -55,8 +55,11 @@ export interface GuestKernel {
   defineModule(name: string, factory: unknown): string;
   /** Wait for `value` (a promise or thenable is awaited); calls the `settled` bridge once decided. */
   track(value: unknown): void;
-  /** The decided outcome, copied out as transferable plain data. */
-  outcome(): KernelOutcome;
+  /**
+   * The decided outcome, copied out as transferable plain data; a copy that
+   * would cost the host more than `maxResultBytes` (bytes) is refused.
+   */
+  outcome(maxResultBytes?: number): KernelOutcome;
   /** A one-line description of a thrown guest value (never a stack). */
   describe(value: unknown): string;
   /** Run the callback of guest timer `id`; returns an uncaught error text or "". */
