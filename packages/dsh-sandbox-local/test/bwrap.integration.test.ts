@@ -114,7 +114,7 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
     confined.dispose?.();
   });
 
-  it("binds the workspace and temp area writable and re-binds protected paths read-only after their parents (workspace-write)", () => {
+  it("binds the workspace and temp area writable and re-binds protected paths read-only after their parents (workspace-write)", async () => {
     mkdirSync(join(workspace, ".git", "hooks"), { recursive: true });
     writeFileSync(join(workspace, ".git", "config"), "");
     const confined = provider.confine(["true"], { mode: "workspace-write", workspaceRoot: workspace });
@@ -144,6 +144,7 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
     expect(existsSync(tmp)).toBe(true);
     confined.dispose?.();
     confined.dispose?.();
+    await provider.settled(); // removal runs in the background
     expect(existsSync(tmp)).toBe(false);
   });
 

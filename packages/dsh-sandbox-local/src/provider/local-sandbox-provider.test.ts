@@ -2,8 +2,10 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   realpathSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -126,7 +128,7 @@ describe("LocalSandboxProvider", () => {
     });
   });
 
-  it("refuses a backend that hands back the caller's argv unwrapped", () => {
+  it("refuses a backend that hands back the caller's argv unwrapped (and removes its temp area)", async () => {
     const rec: Recorder = { probes: 0, wraps: [] };
     const provider = new LocalSandboxProvider({
       host: linuxHost,
@@ -144,7 +146,9 @@ describe("LocalSandboxProvider", () => {
       message:
         "backend bwrap returned an argv that is not wrapped by a sandbox runner; refusing to run it unconfined (SANDBOX_UNAVAILABLE)",
     });
+    await provider.settled();
     expect(existsSync(rec.wraps[0]?.tempDir as string)).toBe(false);
+    provider.dispose();
   });
 
   it('with network "deny", skips backends that cannot cut the network', () => {
@@ -177,7 +181,7 @@ describe("LocalSandboxProvider", () => {
     expect(rec.probes).toBe(0);
   });
 
-  it("hands the backend a canonical root, existing canonical protected paths, the session id and a private temp dir", () => {
+  it("hands the backend a canonical root, existing canonical protected paths, the session id and a private temp dir", async () => {
     const rec: Recorder = { probes: 0, wraps: [] };
     mkdirSync(join(workspace, ".git", "hooks"), { recursive: true });
     symlinkSync(workspace, join(base, "ws-link"));
@@ -203,12 +207,45 @@ describe("LocalSandboxProvider", () => {
     });
     expect(existsSync(seen.tempDir as string)).toBe(true);
     confined.dispose?.();
+    await provider.settled(); // removal runs in the background
     expect(existsSync(seen.tempDir as string)).toBe(false);
     provider.confine(["true"], { mode: "read-only", workspaceRoot: workspace });
     expect(rec.wraps[1]?.tempDir).toBeUndefined();
+    provider.dispose();
   });
 
-  it("dispose() removes every temp area still held, is idempotent, and later confine calls fail closed", () => {
+  it("each workspace-write call gets its own fresh, empty, private temp dir, never one another call had", async () => {
+    const rec: Recorder = { probes: 0, wraps: [] };
+    const provider = new LocalSandboxProvider({
+      host: linuxHost,
+      tempRoot,
+      backends: ["bwrap"],
+      registry: { bwrap: () => fakeBackend("bwrap", { available: true, enforcement: "full" }, rec) },
+    });
+    const policy: SandboxPolicy = { mode: "workspace-write", workspaceRoot: workspace };
+    const seen: { dir: string; entries: string[]; private: boolean }[] = [];
+    const open: ConfinedArgv[] = [];
+    for (let i = 0; i < 6; i++) {
+      // alternate: back-to-back calls (no spare ready) and calls after the background work ran (spare)
+      if (i % 2 === 1) await provider.settled();
+      const confined = provider.confine(["true"], policy);
+      const dir = rec.wraps[i]?.tempDir as string;
+      seen.push({ dir, entries: readdirSync(dir), private: (statSync(dir).mode & 0o077) === 0 });
+      writeFileSync(join(dir, "used"), String(i));
+      if (i % 3 === 2) confined.dispose?.();
+      else open.push(confined);
+    }
+    expect(new Set(seen.map((s) => s.dir)).size).toBe(6);
+    expect(seen.map(({ entries, private: p }) => ({ entries, private: p }))).toEqual(
+      Array(6).fill({ entries: [], private: true }),
+    );
+    for (const confined of open) confined.dispose?.();
+    await provider.settled();
+    expect(seen.map((s) => existsSync(s.dir))).toEqual(Array(6).fill(false));
+    provider.dispose();
+  });
+
+  it("dispose() removes every temp area still held, being removed or spare, is idempotent, and later confine calls fail closed", async () => {
     const rec: Recorder = { probes: 0, wraps: [] };
     const provider = new LocalSandboxProvider({
       host: linuxHost,
@@ -217,10 +254,19 @@ describe("LocalSandboxProvider", () => {
       registry: { bwrap: () => fakeBackend("bwrap", { available: true, enforcement: "full" }, rec) },
     });
     provider.confine(["true"], { mode: "workspace-write", workspaceRoot: workspace });
+    await provider.settled(); // the spare is ready
+    const used = provider.confine(["true"], { mode: "workspace-write", workspaceRoot: workspace });
+    await provider.settled(); // and another spare
     provider.confine(["true"], { mode: "workspace-write", workspaceRoot: workspace });
+    await provider.settled(); // a third spare
+    used.dispose?.(); // its background removal is queued, not yet run
+    expect(readdirSync(tempRoot)).toHaveLength(4);
     provider.dispose();
+    expect(readdirSync(tempRoot)).toEqual([]); // held, being removed and spare: all gone, synchronously
     provider[Symbol.dispose]();
-    expect(rec.wraps.map((p) => existsSync(p.tempDir as string))).toEqual([false, false]);
+    expect(rec.wraps.map((p) => existsSync(p.tempDir as string))).toEqual([false, false, false]);
+    await provider.settled();
+    expect(readdirSync(tempRoot)).toEqual([]);
     expect(
       thrown(() => provider.confine(["true"], { mode: "read-only", workspaceRoot: workspace })).code,
     ).toBe("SANDBOX_UNAVAILABLE");

@@ -1,4 +1,4 @@
-import { lstatSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
+import { lstatSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, normalize, sep } from "node:path";
 import {
@@ -23,6 +23,7 @@ import {
   type LocalBackendContext,
   type LocalBackendFactory,
 } from "./backend-registry.js";
+import { createPrivateTempDirs, type PrivateTempDirs } from "./private-temp-dirs.js";
 
 /** Workspace-relative sub-paths kept read-only under `workspace-write` unless configured otherwise. */
 export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([".git/hooks", ".git/config"]);
@@ -73,20 +74,22 @@ interface Selected {
  * listing every backend's reason; it never returns an unconfined argv.
  *
  * Per call it canonicalises the workspace root, resolves the protected
- * sub-paths that exist, and (under `workspace-write`) creates a private temp
- * area; call the returned `dispose()` after the process exits (the provider's
- * own `dispose()` removes any left over).
+ * sub-paths that exist, and (under `workspace-write`) hands out a private temp
+ * area: fresh, empty, closed to other users and never shared between calls.
+ * To keep disk work off the caller's path, one spare area is prepared in the
+ * background after each use and a used area is removed in the background once
+ * the returned `dispose()` is called (after the process exits). The provider's
+ * own `dispose()` synchronously removes everything left, spare included.
  */
 export class LocalSandboxProvider extends SandboxProvider {
   readonly #order: readonly LocalBackendName[];
   readonly #network: "allow" | "deny";
   readonly #protected: readonly string[];
-  readonly #tempRoot: string;
+  readonly #tempDirs: PrivateTempDirs;
   readonly #factories: Record<LocalBackendName, LocalBackendFactory>;
   readonly #context: LocalBackendContext;
   readonly #backends = new Map<LocalBackendName, LocalBackend>();
   readonly #probes = new Map<LocalBackendName, BackendProbeResult>();
-  readonly #tempDirs = new Set<string>();
   #selected: Selected | undefined;
   #disposed = false;
 
@@ -126,7 +129,7 @@ export class LocalSandboxProvider extends SandboxProvider {
     this.#order = [...order];
     this.#network = network;
     this.#protected = protectedPaths.map((rel) => normalize(rel));
-    this.#tempRoot = tempRoot;
+    this.#tempDirs = createPrivateTempDirs(tempRoot);
     this.#factories = { ...DEFAULT_BACKEND_FACTORIES, ...definedEntries(options.registry ?? {}) };
     this.#context = {
       host,
@@ -181,13 +184,12 @@ export class LocalSandboxProvider extends SandboxProvider {
       workspaceRoot,
       network: this.#network,
       protectedPaths: this.#existingProtectedPaths(workspaceRoot),
-      tempDir: policy.mode === "workspace-write" ? this.#createTempDir() : undefined,
+      tempDir: policy.mode === "workspace-write" ? this.#tempDirs.take() : undefined,
     };
     if (policy.sessionId !== undefined) local.sessionId = policy.sessionId;
     const tempDir = local.tempDir;
     const release = (): void => {
-      if (tempDir !== undefined && this.#tempDirs.delete(tempDir))
-        rmSync(tempDir, { recursive: true, force: true });
+      if (tempDir !== undefined) this.#tempDirs.release(tempDir);
     };
     let confined: ConfinedArgv;
     try {
@@ -210,11 +212,21 @@ export class LocalSandboxProvider extends SandboxProvider {
     return result;
   }
 
-  /** Remove every private temp area still held and refuse further `confine` calls. Idempotent. */
+  /**
+   * Synchronously remove every private temp area still held, still being
+   * removed, or kept as the spare, and refuse further `confine` calls. Idempotent.
+   */
   dispose(): void {
     this.#disposed = true;
-    for (const dir of this.#tempDirs) rmSync(dir, { recursive: true, force: true });
-    this.#tempDirs.clear();
+    this.#tempDirs.dispose();
+  }
+
+  /**
+   * Resolves once no temp area is being created or removed in the background
+   * (e.g. before asserting on `tempRoot`'s contents). Never rejects.
+   */
+  settled(): Promise<void> {
+    return this.#tempDirs.settled();
   }
 
   /** Same as {@link dispose}. */
@@ -285,20 +297,6 @@ export class LocalSandboxProvider extends SandboxProvider {
       }
     }
     return [...out];
-  }
-
-  #createTempDir(): string {
-    let dir: string;
-    try {
-      dir = realpathSync.native(mkdtempSync(join(this.#tempRoot, "suaveplan-sbx-")));
-    } catch (error) {
-      throw new SandboxUnavailableError(
-        `cannot create the private temp area under tempRoot (${(error as NodeJS.ErrnoException).code ?? "error"}); point tempRoot at a writable directory`,
-        { cause: error },
-      );
-    }
-    this.#tempDirs.add(dir);
-    return dir;
   }
 }
 
