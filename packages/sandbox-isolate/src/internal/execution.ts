@@ -117,6 +117,7 @@ export class Execution {
       maxTimers: this.request.maxTimers,
       maxTimerCreations: this.request.maxTimerCreations,
       maxLogLines: this.request.maxLogLines,
+      maxResultBytes: this.slot.memoryLimitMiB * 1024 * 1024,
       modules: this.request.modules,
       context: this.request.context,
     };

@@ -53,6 +53,8 @@ export interface GuestPayload {
   maxTimerCreations: number;
   /** Console lines one execution may send, so empty lines cannot flood the host. */
   maxLogLines: number;
+  /** What copying the result may cost the host, in bytes (the memory limit). */
+  maxResultBytes: number;
   /** Values installed as globals after the modules (key always present, so no prototype lookup). */
   context: Record<string, unknown> | undefined;
   /** Modules installed as globals, in registration order (every key always present). */
@@ -99,6 +101,7 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   const MapPrototypeForEach = Map.prototype.forEach;
   const MapPrototypeSize = ObjectGetOwnPropertyDescriptor(Map.prototype, "size").get;
   const SharedArrayBufferByteLength = ObjectGetOwnPropertyDescriptor(SharedArrayBuffer.prototype, "byteLength").get;
+  const ArrayBufferByteLength = ObjectGetOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get;
   const TypedArrayBuffer = ObjectGetOwnPropertyDescriptor(ObjectGetPrototypeOf(Uint8Array.prototype), "buffer").get;
   const DataViewBuffer = ObjectGetOwnPropertyDescriptor(DataView.prototype, "buffer").get;
   const WasmMemoryBuffer =
@@ -141,6 +144,7 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   const maxTimers = payload.maxTimers;
   const maxTimerCreations = payload.maxTimerCreations;
   const maxLogLines = payload.maxLogLines;
+  const maxResultBytes = payload.maxResultBytes;
 
   // Descriptors and records below have a null prototype, so a poisoned
   // Object.prototype (a "get" or "value" accessor, say) is never consulted.
@@ -499,22 +503,36 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     host("d", false, clip("result is not transferable: " + reason), "transfer");
   }
 
+  // What the copy will cost the host, in bytes (strings as UTF-16, 8 per value):
+  // every reference to a string is copied again, so each one counts.
   function untransferable(root) {
     const rootType = typeof root;
+    if (rootType === "string") return root.length * 2 > maxResultBytes ? tooLarge() : undefined;
     if (root === null || (rootType !== "object" && rootType !== "function" && rootType !== "symbol" && rootType !== "bigint")) {
       return undefined;
     }
     const path = new SetCtor();
+    const done = new SetCtor();
+    let used = 0;
+    function charge(bytes) {
+      used += bytes;
+      return used > maxResultBytes ? tooLarge() : undefined;
+    }
     function walk(value, depth) {
       const type = typeof value;
       if (type === "function") return "function";
       if (type === "symbol") return "symbol";
       if (type === "bigint") return "bigint";
-      if (type !== "object" || value === null) return undefined;
+      if (type === "string") return charge(8 + value.length * 2);
+      if (type !== "object" || value === null) return charge(8);
       if (ReflectApply(SetPrototypeHas, path, [value])) return "cyclic";
+      // An object referenced again is copied once (structured clone keeps identity).
+      if (ReflectApply(SetPrototypeHas, done, [value])) return charge(8);
+      ReflectApply(SetPrototypeAdd, done, [value]);
       // Shared memory would stay shared with the host instead of being copied.
       if (brand(SharedArrayBufferByteLength, value)) return "SharedArrayBuffer";
       if (brand(WasmMemoryBuffer, value)) return "WebAssembly.Memory";
+      if (brand(ArrayBufferByteLength, value)) return charge(ReflectApply(ArrayBufferByteLength, value, []));
       if (ArrayBufferIsView(value)) {
         let buffer;
         try {
@@ -522,12 +540,22 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
         } catch {
           buffer = ReflectApply(DataViewBuffer, value, []);
         }
-        return brand(SharedArrayBufferByteLength, buffer) ? "SharedArrayBuffer" : undefined;
+        if (brand(SharedArrayBufferByteLength, buffer)) return "SharedArrayBuffer";
+        return charge(ReflectApply(ArrayBufferByteLength, buffer, []));
       }
       if (depth > 1000) return "nested deeper than 1000 levels";
       ReflectApply(SetPrototypeAdd, path, [value]);
-      let found;
-      if (brand(MapPrototypeSize, value)) {
+      let found = charge(8);
+      if (found === undefined && isError(value)) {
+        // Copied though not enumerable.
+        const stack = value.stack;
+        const message = value.message;
+        found = charge((typeof stack === "string" ? stack.length : 0) * 2 + (typeof message === "string" ? message.length : 0) * 2);
+        if (found === undefined && ObjectHasOwn(value, "cause")) found = walk(value.cause, depth + 1);
+      }
+      if (found !== undefined) {
+        // nothing more to look at
+      } else if (brand(MapPrototypeSize, value)) {
         ReflectApply(MapPrototypeForEach, value, [
           (entry, key) => {
             if (found === undefined) found = walk(key, depth + 1);
@@ -542,7 +570,10 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
         ]);
       } else {
         const keys = ObjectKeys(value);
-        for (let i = 0; i < keys.length && found === undefined; i++) found = walk(value[keys[i]], depth + 1);
+        for (let i = 0; i < keys.length && found === undefined; i++) {
+          found = charge(keys[i].length * 2);
+          if (found === undefined) found = walk(value[keys[i]], depth + 1);
+        }
       }
       ReflectApply(SetPrototypeDelete, path, [value]);
       return found;
@@ -552,6 +583,10 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     } catch (error) {
       return describeThrown(error);
     }
+  }
+
+  function tooLarge() {
+    return "larger than the memory limit of " + maxResultBytes + " bytes";
   }
 
   function deliver(value) {

@@ -60,7 +60,7 @@ interface ResolvedLimits {
 
 const CAPABILITIES: EngineCapabilities = Object.freeze({
   securityBoundary: true,
-  tier: "V8 isolate (isolated-vm): a security boundary — separate heap with a heap limit (WebAssembly memory and result copies not counted), no host objects reachable",
+  tier: "V8 isolate (isolated-vm): a security boundary — separate heap with a heap limit (WebAssembly memory not counted), no host objects reachable",
   enforcesMemoryLimit: true,
   boundsAsyncWork: true,
   streamsLogs: true,
