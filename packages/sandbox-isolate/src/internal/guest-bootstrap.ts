@@ -102,6 +102,17 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
   const MapPrototypeSize = ObjectGetOwnPropertyDescriptor(Map.prototype, "size").get;
   const SharedArrayBufferByteLength = ObjectGetOwnPropertyDescriptor(SharedArrayBuffer.prototype, "byteLength").get;
   const ArrayBufferByteLength = ObjectGetOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get;
+  const MapCtor = Map;
+  const MapPrototypeHas = Map.prototype.has;
+  const MapPrototypeGet = Map.prototype.get;
+  const MapPrototypeSet = Map.prototype.set;
+  const WeakMapPrototypeHas = WeakMap.prototype.has;
+  const WeakSetPrototypeHas = WeakSet.prototype.has;
+  const WeakRefPrototypeDeref = typeof WeakRef === "function" ? WeakRef.prototype.deref : undefined;
+  const NumberPrototypeValueOf = Number.prototype.valueOf;
+  const StringPrototypeValueOf = String.prototype.valueOf;
+  const BooleanPrototypeValueOf = Boolean.prototype.valueOf;
+  const PromisePrototypeThen = Promise.prototype.then;
   const TypedArrayBuffer = ObjectGetOwnPropertyDescriptor(ObjectGetPrototypeOf(Uint8Array.prototype), "buffer").get;
   const DataViewBuffer = ObjectGetOwnPropertyDescriptor(DataView.prototype, "buffer").get;
   const WasmMemoryBuffer =
@@ -589,9 +600,122 @@ export const GUEST_BOOTSTRAP_SOURCE = String.raw`"use strict";
     return "larger than the memory limit of " + maxResultBytes + " bytes";
   }
 
-  function deliver(value) {
+  // A copy of the result made of fresh objects with data properties only,
+  // reading every getter, proxy trap and error field exactly once. Leaves
+  // (buffers, views, dates, regexps, boxed primitives) are kept: they are
+  // copied from internal slots. Afterwards no guest code can run, so the
+  // check below and the copy to the host see the same value.
+  const refusal = ObjectCreate(null);
+  let refused = "";
+  function refuse(reason) {
+    refused = reason;
+    throw refusal;
+  }
+
+  function snapshot(root) {
+    const copies = new MapCtor();
+    const path = new SetCtor();
+    function put(value) {
+      return { __proto__: null, value: value, writable: true, enumerable: true, configurable: true };
+    }
+    function copy(value, depth) {
+      const type = typeof value;
+      if (type === "function") refuse("function");
+      if (type === "symbol") refuse("symbol");
+      if (type === "bigint") refuse("bigint");
+      if (type !== "object" || value === null) return value;
+      if (ReflectApply(SetPrototypeHas, path, [value])) refuse("cyclic");
+      if (ReflectApply(MapPrototypeHas, copies, [value])) return ReflectApply(MapPrototypeGet, copies, [value]);
+      if (
+        brand(ArrayBufferByteLength, value) ||
+        brand(SharedArrayBufferByteLength, value) ||
+        ArrayBufferIsView(value) ||
+        brand(DatePrototypeGetTime, value) ||
+        brand(RegExpSource, value) ||
+        brand(NumberPrototypeValueOf, value) ||
+        brand(StringPrototypeValueOf, value) ||
+        brand(BooleanPrototypeValueOf, value) ||
+        brand(WasmMemoryBuffer, value)
+      ) {
+        return value;
+      }
+      if (weak(WeakMapPrototypeHas, value)) refuse("TypeError: #<WeakMap> could not be cloned.");
+      if (weak(WeakSetPrototypeHas, value)) refuse("TypeError: #<WeakSet> could not be cloned.");
+      if (brand(PromisePrototypeThen, value)) refuse("TypeError: #<Promise> could not be cloned.");
+      if (WeakRefPrototypeDeref !== undefined && brand(WeakRefPrototypeDeref, value)) {
+        refuse("TypeError: #<WeakRef> could not be cloned.");
+      }
+      if (depth > 1000) refuse("nested deeper than 1000 levels");
+      ReflectApply(SetPrototypeAdd, path, [value]);
+      let out;
+      if (isError(value)) {
+        const name = value.name;
+        const message = value.message;
+        const stack = value.stack;
+        out = new ErrorCtor(typeof message === "string" ? message : "");
+        ReflectApply(MapPrototypeSet, copies, [value, out]);
+        ObjectDefineProperty(out, "name", put(typeof name === "string" ? name : "Error"));
+        ObjectDefineProperty(out, "stack", put(typeof stack === "string" ? stack : ""));
+        if (ObjectHasOwn(value, "cause")) ObjectDefineProperty(out, "cause", put(copy(value.cause, depth + 1)));
+      } else if (brand(MapPrototypeSize, value)) {
+        out = new MapCtor();
+        ReflectApply(MapPrototypeSet, copies, [value, out]);
+        const entries = [];
+        ReflectApply(MapPrototypeForEach, value, [
+          (entry, key) => {
+            ObjectDefineProperty(entries, entries.length, put(key));
+            ObjectDefineProperty(entries, entries.length, put(entry));
+          },
+        ]);
+        for (let i = 0; i < entries.length; i += 2) {
+          ReflectApply(MapPrototypeSet, out, [copy(entries[i], depth + 1), copy(entries[i + 1], depth + 1)]);
+        }
+      } else if (brand(SetPrototypeSize, value)) {
+        out = new SetCtor();
+        ReflectApply(MapPrototypeSet, copies, [value, out]);
+        const entries = [];
+        ReflectApply(SetPrototypeForEach, value, [
+          (entry) => {
+            ObjectDefineProperty(entries, entries.length, put(entry));
+          },
+        ]);
+        for (let i = 0; i < entries.length; i++) ReflectApply(SetPrototypeAdd, out, [copy(entries[i], depth + 1)]);
+      } else {
+        const array = ArrayIsArray(value);
+        out = array ? [] : {};
+        ReflectApply(MapPrototypeSet, copies, [value, out]);
+        if (array) ObjectDefineProperty(out, "length", { __proto__: null, value: value.length, writable: true });
+        const keys = ObjectKeys(value);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
+          ObjectDefineProperty(out, key, put(copy(value[key], depth + 1)));
+        }
+      }
+      ReflectApply(SetPrototypeDelete, path, [value]);
+      return out;
+    }
+    return copy(root, 0);
+  }
+
+  // WeakMap/WeakSet brand checks that never throw for a real one.
+  function weak(has, value) {
+    try {
+      ReflectApply(has, value, [refusal]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  function deliver(result) {
     if (delivered || failed) return;
     delivered = true;
+    let value;
+    try {
+      value = snapshot(result);
+    } catch (error) {
+      return failTransfer(error === refusal ? refused : describeThrown(error));
+    }
     const problem = untransferable(value);
     if (problem !== undefined) return failTransfer(problem);
     try {
