@@ -5,6 +5,7 @@
 // the ratio should stay within ~10%. Runs against the built package (dist/).
 //
 //   pnpm bench            (after pnpm build)
+//   BENCH_TEMP_ROOT=/dev/shm/x pnpm bench   (the providers' tempRoot; default os.tmpdir())
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,6 +16,7 @@ import { LocalSandboxProvider } from "../dist/index.js";
 const workspace = mkdtempSync(join(tmpdir(), "suaveplan-bench-"));
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 25);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 12);
+const tempRoot = process.env.BENCH_TEMP_ROOT;
 const pairs = [];
 
 function run(argv, env) {
@@ -24,7 +26,7 @@ function run(argv, env) {
 }
 
 for (const backend of ["bwrap", "landlock"]) {
-  const provider = new LocalSandboxProvider({ backends: [backend] });
+  const provider = new LocalSandboxProvider({ backends: [backend], ...(tempRoot ? { tempRoot } : {}) });
   const probe = provider.probe()[0];
   if (!probe?.available) {
     console.log(`${backend}: skipped (${probe?.reason ?? "not probed"})`);
