@@ -156,6 +156,8 @@ describe.skipIf(!bwrapUsable)("runConfinedBash (real bwrap)", () => {
       const [line, tmp] = result.stdout.split("\n");
       expect(line).toBe("token=unset home=unset path=set");
       expect(tmp?.startsWith(tmpdir())).toBe(true);
+      // The provider removes a call's private temp area in the background after the call ends.
+      await provider.settled();
       expect(existsSync(tmp as string)).toBe(false);
       const inherited = await runConfinedBash(
         'echo "token=$SUAVEPLAN_TEST_API_TOKEN"',
