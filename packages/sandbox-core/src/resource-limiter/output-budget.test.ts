@@ -26,4 +26,16 @@ describe("LogCollector", () => {
     expect(collector.dropped).toBe(1);
     expect(seen).toEqual(["abcd", "efgh", "[output truncated at 8 bytes]"]);
   });
+
+  it("bounds a flood of empty lines: each costs one byte", () => {
+    const collector = new LogCollector(3);
+    for (let i = 0; i < 10_000; i++) collector.push("log", "");
+    expect(collector.entries).toEqual([
+      { level: "log", message: "" },
+      { level: "log", message: "" },
+      { level: "log", message: "" },
+      { level: "warn", message: "[output truncated at 3 bytes]" },
+    ]);
+    expect(collector.dropped).toBe(9_996);
+  });
 });

@@ -30,7 +30,8 @@ function sliceUtf8(encoded: Uint8Array, maxBytes: number): string {
 }
 
 /**
- * Collects console lines under a byte budget. Once `maxBytes` is reached the
+ * Collects console lines under a byte budget (an empty line counts as one
+ * byte). Once `maxBytes` is reached the
  * last line is cut, a `warn` entry holding the sentinel is appended and every
  * later line is dropped (only counted), so a flood cannot grow host memory.
  */
@@ -62,7 +63,9 @@ export class LogCollector {
       this.droppedCount++;
       return false;
     }
-    const size = byteLength(message);
+    // An empty line still costs one byte (its line break), so a flood of
+    // `console.log()` calls is bounded like any other output.
+    const size = Math.max(1, byteLength(message));
     if (this.usedBytes + size <= this.maxBytes) {
       this.usedBytes += size;
       this.emit({ level, message });

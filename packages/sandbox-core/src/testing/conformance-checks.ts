@@ -585,6 +585,12 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
       expect(endless.logs.at(-1)).toEqual({ level: "warn", message: truncationSentinel(budget) });
       expect(logBytes(endless.logs.slice(0, -1))).toBeLessThanOrEqual(budget);
       expect(delivered).toBeLessThanOrEqual(lines.logs.length + endless.logs.length);
+      // Empty lines cost a byte each, so `console.log()` in a loop is bounded too.
+      const empty = await expectFailure(engine, "for (;;) console.log()", TIMEOUT, {
+        timeout: env.options.shortTimeoutMs,
+      });
+      expect(empty.logs.length).toBeLessThanOrEqual(budget + 1);
+      expect(empty.logs.at(-1)).toEqual({ level: "warn", message: truncationSentinel(budget) });
     },
   },
   {
