@@ -27,13 +27,15 @@ async function runScript(lines: string[]): Promise<unknown> {
 
 // A plain script whose last step is `await destroy()` must exit 0 — not 13
 // ("unfinished top-level await") because an unref'd spare worker or child was
-// awaited without keeping the event loop alive.
+// awaited without keeping the event loop alive. The pause before destroy lets
+// the engine start its pre-started spare, so destroy has one to wait for.
 describe("a script that ends with await destroy()", () => {
   it.each(engines)("exits cleanly with the %s engine used directly", async (engine, className) => {
     const result = await runScript([
       `import { ${className} } from ${url(`${engine}-engine/index.js`)};`,
       `const engine = new ${className}({});`,
       "const { result } = await engine.execute('1 + 1');",
+      "await new Promise((resolve) => setTimeout(resolve, 500));",
       "await engine.destroy();",
       "process.stdout.write(JSON.stringify(result));",
     ]);
@@ -45,6 +47,7 @@ describe("a script that ends with await destroy()", () => {
       `import { createSandbox } from ${url("index.js")};`,
       `const sandbox = createSandbox({ engine: ${JSON.stringify(engine)} });`,
       "const { result } = await sandbox.execute('1 + 1');",
+      "await new Promise((resolve) => setTimeout(resolve, 500));",
       "await sandbox.destroy();",
       "process.stdout.write(JSON.stringify(result));",
     ]);
