@@ -59,7 +59,17 @@ export interface ConformanceCheck {
   run(env: ConformanceEnv): Promise<void>;
 }
 
-const { TIMEOUT, ENGINE_FAILED, ENGINE_DISPOSED, MEMORY_EXCEEDED } = SANDBOX_CODES;
+const { TIMEOUT, ENGINE_FAILED, ENGINE_DISPOSED, MEMORY_EXCEEDED, INVALID_MODULE } = SANDBOX_CODES;
+
+/** What `fn` threw (as an Error with an optional code), or undefined when it returned. */
+function thrownBy(fn: () => unknown): (Error & { code?: unknown }) | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+  return undefined;
+}
 
 function expectShape(result: SandboxResult): void {
   expect(typeof result.success).toBe("boolean");
@@ -344,6 +354,23 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
       await expectValue(engine, "again", 2);
       engine.reset();
       await expectValue(engine, "typeof again", "undefined");
+    },
+  },
+  {
+    group: "context and modules",
+    name: "refuses a malformed or uncopyable module with SANDBOX_INVALID_MODULE naming it, keeping the one registered before",
+    async run(env) {
+      const engine = await env.engine();
+      engine.registerModule({ name: "settings", exports: { level: 1 } });
+      const uncopyable = thrownBy(() =>
+        engine.registerModule({ name: "settings", exports: { run: () => 1 } }),
+      );
+      expect(uncopyable).toMatchObject({ code: INVALID_MODULE });
+      expect(uncopyable?.message).toContain("settings");
+      const badName = thrownBy(() => engine.registerModule({ name: "not a name", exports: 1 }));
+      expect(badName).toMatchObject({ code: INVALID_MODULE });
+      expect(badName?.message).toContain("module.name");
+      await expectValue(engine, "settings.level", 1);
     },
   },
   // ── timeouts ───────────────────────────────────────────────────────────
@@ -704,6 +731,17 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
       await engine.destroy();
       const result = await expectFailure(engine, "1 + 1", ENGINE_DISPOSED);
       expect(result.result).toBeUndefined();
+    },
+  },
+  {
+    group: "lifecycle",
+    name: "registerModule after destroy() throws SANDBOX_ENGINE_DISPOSED",
+    async run(env) {
+      const engine = await env.engine();
+      await expectValue(engine, "1 + 1", 2);
+      await engine.destroy();
+      const thrown = thrownBy(() => engine.registerModule({ name: "late", exports: 1 }));
+      expect(thrown).toMatchObject({ code: ENGINE_DISPOSED });
     },
   },
   {

@@ -187,9 +187,16 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
    * Make a module available as a global of the same name in later executions.
    * `exports` is copied now (later changes to the host object are not seen).
    *
-   * @throws SandboxError `SANDBOX_INVALID_MODULE` when the module is malformed or its exports cannot be copied.
+   * @throws SandboxError `SANDBOX_INVALID_MODULE` when the module is malformed or its exports cannot be copied,
+   * `SANDBOX_ENGINE_DISPOSED` after {@link destroy}.
    */
   registerModule(module: SandboxModule): void {
+    if (this.destroyPromise !== undefined) {
+      throw new SandboxError(
+        SANDBOX_CODES.ENGINE_DISPOSED,
+        "IsolateEngine.registerModule: the engine was destroyed; create a new IsolateEngine",
+      );
+    }
     const parsed = parseSandboxModule(module);
     const stored: GuestModule = { name: parsed.name, exports: undefined, source: parsed.source };
     if (parsed.exports !== undefined) {

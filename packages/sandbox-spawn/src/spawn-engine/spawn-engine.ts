@@ -271,9 +271,16 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
    * `exports` is copied now, as JSON data; `source` is guest JavaScript that
    * assigns `module.exports`, evaluated inside the sandbox before the code.
    *
-   * @throws SandboxError `SANDBOX_INVALID_MODULE` when the module is malformed or its exports are not JSON data.
+   * @throws SandboxError `SANDBOX_INVALID_MODULE` when the module is malformed or its exports are not JSON data,
+   * `SANDBOX_ENGINE_DISPOSED` after {@link destroy}.
    */
   registerModule(module: SandboxModule): void {
+    if (this.destroyPromise !== undefined) {
+      throw new SandboxError(
+        SANDBOX_CODES.ENGINE_DISPOSED,
+        "SpawnEngine.registerModule: the engine was destroyed; create a new SpawnEngine",
+      );
+    }
     const parsed = parseSandboxModule(module);
     const stored: StoredModule = { name: parsed.name };
     if (parsed.exports !== undefined) {
