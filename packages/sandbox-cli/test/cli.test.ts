@@ -191,4 +191,19 @@ describe("suaveplan-sandbox exec and probe", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("--mode");
   });
+
+  it("exec refuses a misspelt --network instead of leaving the network open", async () => {
+    const run = await cli(["exec", "--mode", "read-only", "--network", "dney", "--", "true"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--network");
+    expect(run.stderr).toContain("dney");
+  });
+
+  it("exec reports a --workspace that does not exist as a usage error naming the flag", async () => {
+    const missing = join(scratch, "no-such-workspace");
+    const run = await cli(["exec", "--mode", "read-only", "--workspace", missing, "--", "true"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--workspace");
+    expect(run.stderr).toContain("ENOENT");
+  });
 });

@@ -86,7 +86,11 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
         .makeOptionMandatory(),
     )
     .option("--workspace <dir>", "workspace root (default: current directory)")
-    .option("--network <policy>", "allow | deny", "allow")
+    .addOption(
+      new Option("--network <policy>", "network policy of the command")
+        .choices(["allow", "deny"])
+        .default("allow"),
+    )
     .option("--json", "print the outcome as JSON", false)
     .argument("<command...>", "the command and its arguments, after --")
     .addHelpText("after", "\nExample: suaveplan-sandbox exec --mode read-only -- sh -c 'echo x > /etc/x'\n")

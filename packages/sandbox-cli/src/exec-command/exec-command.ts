@@ -1,9 +1,10 @@
 import { runConfinedBash } from "@suaveplan/dsh-bash-sandbox";
-import { SandboxPolicyService } from "@suaveplan/dsh-sandbox";
+import { type SandboxExecutionPolicy, SandboxPolicyService } from "@suaveplan/dsh-sandbox";
 import { LocalSandboxProvider } from "@suaveplan/dsh-sandbox-local";
 import { isSuaveplanError } from "@suaveplan/sandbox-core/error-codes";
 import type { CliIo } from "../cli/cli-io.js";
 import type { ExitCode } from "../cli/exit-codes.js";
+import { UsageError } from "../cli/usage-error.js";
 import { shellQuote } from "./shell-quote.js";
 
 /** Exit code when the sandbox itself could not run the command (no backend, runner failure). */
@@ -23,12 +24,23 @@ export interface ExecOptions {
  * output streams through; the outcome (ok / denied / failed / runner-failure)
  * goes to stderr. Exits with the command's exit code, 125 when the sandbox
  * could not run it, and 3 on timeout.
+ * @throws UsageError when the workspace does not resolve to a directory.
  */
 export async function execCommand(argv: readonly string[], options: ExecOptions, io: CliIo): Promise<number> {
-  const policy = new SandboxPolicyService({
-    defaultMode: options.mode,
-    workspaceRoot: options.workspace ?? io.cwd,
-  }).resolve();
+  let policy: SandboxExecutionPolicy;
+  try {
+    policy = new SandboxPolicyService({
+      defaultMode: options.mode,
+      workspaceRoot: options.workspace ?? io.cwd,
+    }).resolve();
+  } catch (error) {
+    // A workspace that does not resolve is the caller's mistake, not a sandbox failure.
+    if (isSuaveplanError(error)) {
+      const flag = options.workspace === undefined ? "the current directory" : "--workspace";
+      throw new UsageError(`${flag}: ${error.message}`);
+    }
+    throw error;
+  }
   const provider = new LocalSandboxProvider({ network: options.network });
   try {
     const result = await runConfinedBash(shellQuote(argv), policy, {
