@@ -29,15 +29,37 @@ function ownMessage(error: unknown): string {
 }
 
 /**
+ * The V8 status of a module, read through `vm.Module`'s own getter: unlike
+ * `SourceTextModule#status` it does not report `errored` for a module whose *linking* failed
+ * (Node keeps that host-realm error apart), so it tells a failed link from a failed evaluation.
+ */
+function v8Getter(name: "status" | "error"): (this: Module) => unknown {
+  // `SourceTextModule` exists only under --experimental-vm-modules (the worker checks that first).
+  const base = Object.getPrototypeOf(SourceTextModule.prototype) as object;
+  return Object.getOwnPropertyDescriptor(base, name)?.get as (this: Module) => unknown;
+}
+
+/**
  * Loads the plugin's module graph with `vm.SourceTextModule`: the entry, its static imports and
  * any dynamic `import()` — all restricted to relative files under the plugin's real folder
  * (see {@link resolvePluginSpecifier}). Module identifiers and `import.meta.url` are virtual
  * (`sandbox:/plugin/<relative path>`), so no host path reaches plugin code.
+ *
+ * A dynamic `import()` resolves to the module's namespace computed here, never to a `vm.Module`:
+ * handed a module, Node itself would read `module.namespace` / `module.error` and reject the
+ * plugin's `import()` with a HOST-realm error (`ERR_VM_MODULE_STATUS` while the module is still
+ * linking, the stored linker error once its linking failed), whose `constructor.constructor` is the
+ * host's `Function`. Every failure here is replaced by a guest error.
  */
 export class PluginModuleLoader {
   readonly #options: PluginModuleLoaderOptions;
-  readonly #modules = new Map<string, SourceTextModule>();
+  /** One module per real path, shared by concurrent loads (the promise is cached before any await). */
+  readonly #modules = new Map<string, Promise<SourceTextModule>>();
   readonly #paths = new WeakMap<Module, string>();
+  /** `link()` calls in flight; a module found "linking" is waited for through these. */
+  readonly #links = new Set<Promise<void>>();
+  /** The one `link()` started for a module (concurrent importers share it). */
+  readonly #linking = new WeakMap<Module, Promise<void>>();
   #root = "";
 
   constructor(options: PluginModuleLoaderOptions) {
@@ -64,11 +86,30 @@ export class PluginModuleLoader {
       );
     }
     const module = await this.#moduleFor(entry);
-    await module.link((specifier, referencing, extra) => this.#link(specifier, referencing, extra));
+    await this.#link(module);
     return module;
   }
 
-  async #link(
+  /** Link `module` once (tracked, so concurrent importers can wait for it). */
+  #link(module: SourceTextModule): Promise<void> {
+    const started = this.#linking.get(module);
+    if (started !== undefined) return started;
+    const linking = module.link((specifier, referencing, extra) =>
+      this.#resolve(specifier, referencing, extra),
+    );
+    this.#linking.set(module, linking);
+    this.#links.add(linking);
+    const forget = () => this.#links.delete(linking);
+    linking.then(forget, forget);
+    return linking;
+  }
+
+  /** Wait until no `link()` is in flight (a module that is "linking" belongs to one of them). */
+  async #linksSettled(): Promise<void> {
+    while (this.#links.size > 0) await Promise.allSettled([...this.#links]);
+  }
+
+  async #resolve(
     specifier: string,
     referencing: Module,
     extra: { attributes?: Readonly<Record<string, string | undefined>> },
@@ -83,9 +124,16 @@ export class PluginModuleLoader {
     return this.#moduleFor(await resolvePluginSpecifier(specifier, referrer, this.#root));
   }
 
-  async #moduleFor(realPath: string): Promise<SourceTextModule> {
-    const cached = this.#modules.get(realPath);
-    if (cached !== undefined) return cached;
+  #moduleFor(realPath: string): Promise<SourceTextModule> {
+    let module = this.#modules.get(realPath);
+    if (module === undefined) {
+      module = this.#createModule(realPath);
+      this.#modules.set(realPath, module);
+    }
+    return module;
+  }
+
+  async #createModule(realPath: string): Promise<SourceTextModule> {
     const source = await readFile(realPath, "utf8");
     const identifier =
       PLUGIN_URL_PREFIX + relative(this.#root, realPath).split(sep).map(encodeURIComponent).join("/");
@@ -110,27 +158,44 @@ export class PluginModuleLoader {
         `plugin module ${identifier} failed to parse: ${ownMessage(error)}`,
       );
     }
-    this.#modules.set(realPath, module);
     this.#paths.set(module, realPath);
     return module;
   }
 
-  /** `import()` from plugin code. Failures are thrown as GUEST errors: they land in plugin code. */
-  async #dynamicImport(specifier: string, referrer: Module): Promise<Module> {
+  /**
+   * `import()` from plugin code: resolves the module NAMESPACE (a guest object). Failures are
+   * thrown as GUEST errors — they land in plugin code — except what the imported module itself
+   * threw, which goes back unexamined.
+   */
+  async #dynamicImport(specifier: string, referrer: Module): Promise<unknown> {
+    const fail = (error: unknown): unknown => {
+      const code = error instanceof VmSandboxError ? error.code : SAND_VM_CODES.MODULE_LOAD_FAILED;
+      return this.#options.guestError(code, ownMessage(error));
+    };
     let module: SourceTextModule;
     try {
       const referrerPath = this.#paths.get(referrer) ?? this.#root;
       module = await this.#moduleFor(
         await resolvePluginSpecifier(String(specifier), referrerPath, this.#root),
       );
-      if (module.status === "unlinked") {
-        await module.link((s, r, extra) => this.#link(s, r, extra));
-      }
+      await this.#linksSettled();
+      if (this.#linking.has(module) || module.status === "unlinked") await this.#link(module);
     } catch (error) {
-      const code = error instanceof VmSandboxError ? error.code : SAND_VM_CODES.MODULE_LOAD_FAILED;
-      throw this.#options.guestError(code, ownMessage(error));
+      throw fail(error);
     }
-    if (module.status === "linked") {
+    const status = Reflect.apply(v8Getter("status"), module, []);
+    if (status === "unlinked" || status === "linking") {
+      // Its linking failed (now or in an earlier import): Node holds a host-realm error for it.
+      let linkError: unknown;
+      try {
+        linkError = module.error;
+      } catch (error) {
+        linkError = error;
+      }
+      throw fail(linkError);
+    }
+    if (status === "errored") throw Reflect.apply(v8Getter("error"), module, []);
+    if (status === "linked") {
       const evaluation = module.evaluate({ timeout: this.#options.timeoutMs });
       this.#options.kick();
       try {
@@ -146,6 +211,10 @@ export class PluginModuleLoader {
         throw error;
       }
     }
-    return module;
+    try {
+      return module.namespace;
+    } catch (error) {
+      throw fail(error);
+    }
   }
 }
