@@ -261,7 +261,9 @@ export function installGuestCodec(kit: GuestKit): void {
         case "t": {
           const bytes = kit.fromBase64(n[2] as string);
           if (n[1] === "DataView") return keep(new DataView(bytes.buffer as ArrayBuffer));
-          const Ctor = TYPED[n[1] as string] ?? Uint8Array;
+          const Ctor = Object.hasOwn(TYPED, String(n[1]))
+            ? (TYPED[String(n[1])] as typeof Uint8Array)
+            : Uint8Array;
           return keep(new Ctor(bytes.buffer as ArrayBuffer, 0, bytes.byteLength / Ctor.BYTES_PER_ELEMENT));
         }
         case "e": {
@@ -275,9 +277,11 @@ export function installGuestCodec(kit: GuestKit): void {
           const error =
             f.sandbox === true && typeof f.code === "string"
               ? kit.makeError(f.code, f.message, f.name)
-              : new (ERRORS[f.name] ?? Error)(f.message);
+              : new ((Object.hasOwn(ERRORS, String(f.name)) ? ERRORS[String(f.name)] : undefined) ?? Error)(
+                  String(f.message),
+                );
           keep(error);
-          if (!(f.name in ERRORS) && f.sandbox !== true)
+          if (!Object.hasOwn(ERRORS, String(f.name)) && f.sandbox !== true)
             define(error, "name", { value: f.name, writable: true, configurable: true });
           if (typeof f.code === "string" && f.sandbox !== true)
             define(error, "code", { value: f.code, enumerable: true });

@@ -17,6 +17,8 @@ export interface DecodedGuestError extends Error {
   [SANDBOX_RAISED]?: true;
 }
 
+// Tables read with Object.hasOwn only: a guest-chosen name such as "toString" or "constructor"
+// must not reach Object.prototype members.
 const TYPED: Record<string, new (buffer: ArrayBuffer, offset: number, length: number) => ArrayBufferView> = {
   Int8Array,
   Uint8Array,
@@ -127,8 +129,32 @@ export function encodeHostValue(value: unknown): string {
   return JSON.stringify(encode(value));
 }
 
-/** Decode a guest payload into host values. @throws VmSandboxError `SAND_VM_DATA_CLONE_FAILED` on a malformed payload. */
+const SPECIAL_NUMBERS: Record<string, number> = {
+  NaN: Number.NaN,
+  Infinity: Number.POSITIVE_INFINITY,
+  "-Infinity": Number.NEGATIVE_INFINITY,
+};
+
+const malformed = () =>
+  new VmSandboxError(SAND_VM_CODES.DATA_CLONE_FAILED, "a value from the sandbox had an unknown shape");
+
+/**
+ * Decode a guest payload into host values. Never throws anything but a `VmSandboxError`: a
+ * malformed or too deeply nested payload is `SAND_VM_DATA_CLONE_FAILED`.
+ */
 export function decodeGuestValue(text: string): unknown {
+  try {
+    return decodeUnchecked(text);
+  } catch (error) {
+    if (error instanceof VmSandboxError) throw error;
+    throw new VmSandboxError(
+      SAND_VM_CODES.DATA_CLONE_FAILED,
+      `a value from the sandbox could not be copied to the host (${error instanceof RangeError ? "nested too deeply" : "malformed"})`,
+    );
+  }
+}
+
+function decodeUnchecked(text: string): unknown {
   const refs: unknown[] = [];
   const keep = <T>(value: T): T => {
     refs.push(value);
@@ -141,11 +167,7 @@ export function decodeGuestValue(text: string): unknown {
       case "u":
         return undefined;
       case "n":
-        return (
-          { NaN: Number.NaN, Infinity: Number.POSITIVE_INFINITY, "-Infinity": Number.NEGATIVE_INFINITY }[
-            n[1] as string
-          ] ?? -0
-        );
+        return Object.hasOwn(SPECIAL_NUMBERS, String(n[1])) ? SPECIAL_NUMBERS[String(n[1])] : -0;
       case "i":
         return BigInt(n[1] as string);
       case "r":
@@ -186,7 +208,9 @@ export function decodeGuestValue(text: string): unknown {
       case "t": {
         const buffer = bytesFrom(n[2] as string);
         if (n[1] === "DataView") return keep(new DataView(buffer));
-        const Ctor = TYPED[n[1] as string] ?? Uint8Array;
+        const Ctor = Object.hasOwn(TYPED, String(n[1]))
+          ? (TYPED[String(n[1])] as typeof Uint8Array)
+          : Uint8Array;
         const width = (Ctor as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
         return keep(new Ctor(buffer, 0, buffer.byteLength / width));
       }
@@ -199,8 +223,11 @@ export function decodeGuestValue(text: string): unknown {
           sandbox?: boolean;
           cause?: unknown;
         };
-        const error = keep(new (ERRORS[f.name] ?? Error)(f.message) as DecodedGuestError);
-        if (!(f.name in ERRORS))
+        const known = Object.hasOwn(ERRORS, String(f.name));
+        const error = keep(
+          new ((known ? ERRORS[String(f.name)] : undefined) ?? Error)(String(f.message)) as DecodedGuestError,
+        );
+        if (!known)
           Object.defineProperty(error, "name", { value: f.name, writable: true, configurable: true });
         Object.defineProperty(error, "stack", {
           value: f.stack ?? `${f.name}: ${f.message}`,
@@ -218,10 +245,7 @@ export function decodeGuestValue(text: string): unknown {
         return error;
       }
       default:
-        throw new VmSandboxError(
-          SAND_VM_CODES.DATA_CLONE_FAILED,
-          "a value from the sandbox had an unknown shape",
-        );
+        throw malformed();
     }
   };
   return decode(JSON.parse(text));

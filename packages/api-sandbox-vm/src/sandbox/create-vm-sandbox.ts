@@ -135,7 +135,25 @@ class VmSandbox implements VmSandboxHandle {
     worker.stderr.on("data", (chunk: Buffer) => {
       this.#stderrTail = (this.#stderrTail + chunk.toString("utf8")).slice(-2_000);
     });
-    worker.on("message", (message: FromWorker) => this.#onMessage(message));
+    worker.on("message", (message: FromWorker) => {
+      // Nothing the plugin sends may throw out of this listener (that would be an uncaught
+      // exception in the host process): a payload that cannot be handled ends this sandbox only.
+      try {
+        this.#onMessage(message);
+      } catch (error) {
+        this.#fail(
+          error instanceof VmSandboxError
+            ? error
+            : new VmSandboxError(
+                SAND_VM_CODES.WORKER_FAILED,
+                "the sandbox sent a message the host could not handle",
+                {
+                  cause: error,
+                },
+              ),
+        );
+      }
+    });
     worker.on("error", (error: Error) => {
       const code = (error as { code?: unknown }).code;
       this.#fail(

@@ -1,0 +1,96 @@
+// Adversarial review: a hostile plugin attacks the host through the public API only. Every test
+// starts a real sandbox (worker + vm context) on real temp files; nothing is mocked.
+import { afterEach, describe, expect, it } from "vitest";
+import { type ConformanceEnv, createConformanceEnv } from "../testing/conformance-env.js";
+import { createVmSandbox, type VmSandboxHandle } from "./create-vm-sandbox.js";
+
+let env: ConformanceEnv;
+afterEach(async () => {
+  await env.cleanup();
+});
+
+async function start(
+  files: Record<string, string>,
+  options: { policy?: object; timeoutMs?: number } = {},
+): Promise<VmSandboxHandle> {
+  env = createConformanceEnv(createVmSandbox);
+  const { entry } = await env.plugin(files);
+  return env.sandbox({
+    pluginModulePath: entry,
+    policy: options.policy ?? {},
+    timeoutMs: options.timeoutMs ?? 5_000,
+  });
+}
+
+describe("values the plugin throws cannot crash or confuse the host", () => {
+  for (const name of ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"]) {
+    it(`an Error named ${JSON.stringify(name)} thrown at load fails createVmSandbox with a coded error (no host crash)`, async () => {
+      env = createConformanceEnv(createVmSandbox);
+      const { entry } = await env.plugin({
+        "plugin.mjs": `const e = new Error("boom"); e.name = ${JSON.stringify(name)}; throw e;`,
+      });
+      const crashes: unknown[] = [];
+      const onCrash = (error: unknown) => crashes.push(error);
+      process.on("uncaughtException", onCrash);
+      try {
+        const error = await env.sandbox({ pluginModulePath: entry, policy: {}, timeoutMs: 3_000 }).then(
+          () => undefined,
+          (e: unknown) => e as { code?: string; message: string },
+        );
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(crashes).toEqual([]);
+        expect(error?.code).toBe("SAND_VM_PLUGIN_THREW");
+        expect(error?.message).toContain("boom");
+      } finally {
+        process.off("uncaughtException", onCrash);
+      }
+    });
+
+    it(`an Error named ${JSON.stringify(name)} thrown by an export rejects with SAND_VM_PLUGIN_THREW`, async () => {
+      const sandbox = await start({
+        "plugin.mjs": `export function boom() { const e = new TypeError("bad"); e.name = ${JSON.stringify(name)}; throw e; }`,
+      });
+      const error = (await sandbox.call("boom").catch((e: unknown) => e)) as {
+        code: string;
+        message: string;
+        details: { name: string };
+      };
+      expect(error.code).toBe("SAND_VM_PLUGIN_THREW");
+      expect(error.message).toContain("bad");
+      expect(error.details.name).toBe(name);
+    });
+  }
+});
+
+describe("values nested deeper than the host's stack", () => {
+  const NEST = "let v = 1; for (let i = 0; i < 5000; i++) v = [v];";
+
+  it("a load-time throw whose cause is nested 5000 deep fails createVmSandbox with SAND_VM_DATA_CLONE_FAILED (no host crash)", async () => {
+    env = createConformanceEnv(createVmSandbox);
+    const { entry } = await env.plugin({
+      "plugin.mjs": `${NEST} const e = new Error("deep"); e.cause = v; throw e;`,
+    });
+    const crashes: unknown[] = [];
+    const onCrash = (error: unknown) => crashes.push(error);
+    process.on("uncaughtException", onCrash);
+    try {
+      const error = await env.sandbox({ pluginModulePath: entry, policy: {}, timeoutMs: 3_000 }).then(
+        () => undefined,
+        (e: unknown) => e as { code?: string },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(crashes).toEqual([]);
+      expect(error?.code).toBe("SAND_VM_DATA_CLONE_FAILED");
+    } finally {
+      process.off("uncaughtException", onCrash);
+    }
+  });
+
+  it("a result nested 5000 deep rejects with SAND_VM_DATA_CLONE_FAILED and the sandbox stays usable", async () => {
+    const sandbox = await start({
+      "plugin.mjs": `export function deep() { ${NEST} return v; } export function ping() { return "pong"; }`,
+    });
+    await expect(sandbox.call("deep")).rejects.toMatchObject({ code: "SAND_VM_DATA_CLONE_FAILED" });
+    expect(await sandbox.call("ping")).toBe("pong");
+  });
+});
