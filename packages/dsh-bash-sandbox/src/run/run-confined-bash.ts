@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { isAbsolute } from "node:path";
+import { realpathSync, statSync } from "node:fs";
+import { isAbsolute, normalize, sep } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import {
   type ConfinedArgv,
@@ -8,12 +9,14 @@ import {
   classifyConfinedRun,
   type SandboxEnforcement,
   type SandboxExecutionPolicy,
+  type SandboxPolicy,
   SandboxPolicyError,
   type SandboxProvider,
 } from "@suaveplan/dsh-sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { truncationSentinel } from "@suaveplan/sandbox-core/resource-limiter";
 import { sanitiseEnv } from "@suaveplan/sandbox-spawn";
+import { reapRun, stdioLinksOf } from "./reap.js";
 
 /**
  * The environment the shell gets: `"sanitised"` (default) is the host
@@ -71,7 +74,25 @@ export interface ConfinedBashResult {
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+/** The largest delay `setTimeout` honours; a larger one would fire at once. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+/**
+ * How long the output pipes may stay open after the shell exited (or was
+ * killed) before the processes still holding them are hunted down, and again
+ * before the pipes are abandoned so the call always returns.
+ */
+const PIPE_GRACE_MS = 200;
 const UNCONFINED_DIALECT: ConfinedRunDialect = { denialSignatures: [], runnerFailureRules: [] };
+/**
+ * Prefixed to the command on its first line (so `line N` in bash's messages
+ * stays the user's line N): closes every descriptor above 2 that the host
+ * process leaked without close-on-exec — and that the sandbox runner passed
+ * through — before the command runs. Pure bash, no external program; a no-op
+ * where `/proc/self/fd` does not exist.
+ */
+const CLOSE_INHERITED_FDS =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+  'for __sb_fd in /proc/self/fd/*; do __sb_fd=${__sb_fd##*/}; case $__sb_fd in 0|1|2|*[!0-9]*) ;; *) eval "exec $__sb_fd>&-";; esac; done; unset __sb_fd; ';
 
 /**
  * Run `command` with `bash -c`, confined by `options.provider` under `policy`,
@@ -92,25 +113,45 @@ export async function runConfinedBash(
   if (typeof command !== "string" || command.includes("\0")) {
     throw invalid("command must be a string without NUL bytes");
   }
-  checkPolicy(policy);
+  if (command.trim() === "") throw invalid("command must not be empty or blank");
+  // Read the policy once: every later decision (confine or not, which root) uses this snapshot.
+  const { mode, workspaceRoot, sessionId } = checkPolicy(policy);
   if (typeof options !== "object" || options === null || typeof options.provider?.confine !== "function") {
     throw invalid("options.provider must be a SandboxProvider");
   }
   const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isFinite(timeout) || timeout <= 0)
+  if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0)
     throw invalid("options.timeout must be a positive number of ms");
+  if (timeout > MAX_TIMEOUT_MS) throw invalid(`options.timeout must be at most ${MAX_TIMEOUT_MS} ms`);
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 0) {
     throw invalid("options.maxOutputBytes must be a non-negative integer");
   }
-  const cwd = options.cwd ?? policy.workspaceRoot;
-  if (typeof cwd !== "string" || !isAbsolute(cwd)) throw invalid("options.cwd must be an absolute path");
+  for (const name of ["onStdout", "onStderr"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") {
+      throw invalid(`options.${name} must be a function`);
+    }
+  }
+  const abort = options.signal;
+  if (
+    abort !== undefined &&
+    (typeof abort !== "object" || abort === null || typeof abort.addEventListener !== "function")
+  ) {
+    throw invalid("options.signal must be an AbortSignal");
+  }
+  const bash = options.bash ?? "bash";
+  if (typeof bash !== "string" || bash === "" || bash.includes("\0")) {
+    throw invalid("options.bash must be a non-empty string without NUL bytes");
+  }
+  const cwd = workingDirectory(options.cwd, workspaceRoot);
   const baseEnv = environment(options.env ?? "sanitised");
-  const argv = [options.bash ?? "bash", "-c", command];
+  const argv = [bash, "-c", `${CLOSE_INHERITED_FDS}${command}`];
 
   let confined: ConfinedArgv | undefined;
-  if (policy.mode !== "danger-full-access") {
-    confined = options.provider.confine(argv, { ...policy, mode: policy.mode });
+  if (mode !== "danger-full-access") {
+    const confinedPolicy: SandboxPolicy = { mode, workspaceRoot };
+    if (sessionId !== undefined) confinedPolicy.sessionId = sessionId;
+    confined = options.provider.confine(argv, confinedPolicy);
   }
   try {
     return await spawnAndCollect(confined?.argv ?? argv, {
@@ -120,7 +161,7 @@ export async function runConfinedBash(
       maxOutputBytes,
       onStdout: options.onStdout,
       onStderr: options.onStderr,
-      signal: options.signal,
+      signal: abort,
       dialect: confined ?? UNCONFINED_DIALECT,
       confinedRun: confined !== undefined,
       enforcement: confined?.enforcement ?? "none",
@@ -154,6 +195,7 @@ class BoundedStream {
   constructor(
     private readonly maxBytes: number,
     private readonly onText: ((chunk: string) => void) | undefined,
+    private readonly onCallbackError: (error: unknown) => void,
   ) {}
 
   push(chunk: Buffer): void {
@@ -166,7 +208,11 @@ class BoundedStream {
     this.#bytes += kept.byteLength;
     if (this.onText !== undefined) {
       const text = this.#decoder.write(kept);
-      if (text.length > 0) this.onText(text);
+      try {
+        if (text.length > 0) this.onText(text);
+      } catch (error) {
+        this.onCallbackError(error);
+      }
     }
   }
 
@@ -186,17 +232,28 @@ class BoundedStream {
 
 function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<ConfinedBashResult> {
   const [file, ...args] = argv as [string, ...string[]];
-  return new Promise((resolve) => {
-    const stdout = new BoundedStream(plan.maxOutputBytes, plan.onStdout);
-    const stderr = new BoundedStream(plan.maxOutputBytes, plan.onStderr);
+  return new Promise((resolve, reject) => {
+    let callbackError: { error: unknown } | undefined;
+    const callbackFailed = (error: unknown): void => {
+      if (callbackError !== undefined) return;
+      callbackError = { error };
+      terminate();
+    };
+    const stdout = new BoundedStream(plan.maxOutputBytes, plan.onStdout, callbackFailed);
+    const stderr = new BoundedStream(plan.maxOutputBytes, plan.onStderr, callbackFailed);
     let timedOut = false;
+    let exited = false;
     let settled = false;
+    let graceTimer: NodeJS.Timeout | undefined;
     const child = spawn(file, args, {
       cwd: plan.cwd,
       env: plan.env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
+    // Read while the runner still holds them: processes that later escape the
+    // group or session are found again by the pipe ends they keep open.
+    const identity = { root: child.pid ?? -1, stdioLinks: stdioLinksOf(child.pid) };
     const killGroup = (): void => {
       if (child.pid === undefined) return;
       try {
@@ -205,9 +262,15 @@ function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<Conf
         // the group is already gone
       }
     };
-    const stop = (): void => {
-      timedOut = true;
+    const terminate = (): void => {
+      if (child.pid === undefined) return;
+      reapRun(identity, true);
       killGroup();
+    };
+    const stop = (): void => {
+      if (exited) return;
+      timedOut = true;
+      terminate();
     };
     const timer = setTimeout(stop, plan.timeout);
     plan.signal?.addEventListener("abort", stop, { once: true });
@@ -218,7 +281,12 @@ function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<Conf
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(graceTimer);
       plan.signal?.removeEventListener("abort", stop);
+      if (callbackError !== undefined) {
+        reject(callbackError.error);
+        return;
+      }
       resolve({
         ...result,
         enforcement: plan.enforcement,
@@ -229,8 +297,23 @@ function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<Conf
     };
     child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
     child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
-    // When the shell exits, anything it left running in its group is an orphan of this command.
-    child.once("exit", killGroup);
+    child.once("exit", () => {
+      exited = true;
+      clearTimeout(timer);
+      // Anything the shell left running in its group or session is an orphan of this command.
+      killGroup();
+      reapRun(identity, false);
+      // A process that escaped both (setsid, double fork) may still hold the
+      // output pipes open, and "close" waits for them: find it by those pipes,
+      // and if the pipes still do not close, stop waiting for them.
+      graceTimer = setTimeout(() => {
+        reapRun(identity, true);
+        graceTimer = setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+        }, PIPE_GRACE_MS);
+      }, PIPE_GRACE_MS);
+    });
     child.once("error", (error: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return; // a later error on a started child; "close" reports the result
       const detail = `spawn failed: ${error.code ?? error.message}`;
@@ -258,32 +341,101 @@ function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<Conf
   });
 }
 
+/**
+ * Name fragments dropped under `"sanitised"` on top of `sanitiseEnv`'s rules
+ * (case-insensitive): passwords under short names (`MYSQL_PWD`, `SMTP_PASS`,
+ * `*_PASSWD`, `*_PASSPHRASE`), tokens that are not called tokens (`*_JWT`,
+ * `*_COOKIE`, `SENTRY_DSN`), private material, and session handles such as
+ * `DBUS_SESSION_BUS_ADDRESS`. `PWD` and `OLDPWD` themselves are kept.
+ */
+const EXTRA_SENSITIVE = /PASS|PWD|JWT|COOKIE|DSN|PRIVATE|SESSION/i;
+const KEPT_DESPITE_FRAGMENT = new Set(["PWD", "OLDPWD"]);
+/** Shell start-up hooks: they would run host code (or override builtins) before the command. */
+const SHELL_HOOK = /^(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|BASH_FUNC_.*)$/i;
+/** A URL carrying a password in its user-info (`scheme://user:password@host`). */
+const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s@:]*:[^/\s@]+@/i;
+
+function sanitised(): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [key, value] of Object.entries(sanitiseEnv(process.env))) {
+    if (EXTRA_SENSITIVE.test(key) && !KEPT_DESPITE_FRAGMENT.has(key.toUpperCase())) continue;
+    if (SHELL_HOOK.test(key) || URL_WITH_PASSWORD.test(value)) continue;
+    kept[key] = value;
+  }
+  return kept;
+}
+
 function environment(env: BashEnvironment): Record<string, string> {
-  if (env === "sanitised") return sanitiseEnv(process.env);
+  if (env === "sanitised") return sanitised();
   if (env === "inherit") {
     return Object.fromEntries(
       Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
     );
   }
-  if (typeof env !== "object" || env === null) {
+  if (typeof env !== "object" || env === null || Array.isArray(env)) {
     throw invalid('options.env must be "sanitised", "inherit" or a map of strings');
   }
   for (const [key, value] of Object.entries(env)) {
+    if (key === "" || key.includes("=") || key.includes("\0")) {
+      throw invalid(
+        `options.env keys must be non-empty names without "=" or NUL bytes, got ${describe(key)}`,
+      );
+    }
     if (typeof value !== "string") throw invalid(`options.env.${key} must be a string`);
+    if (value.includes("\0")) throw invalid(`options.env.${key} must not contain NUL bytes`);
   }
   return { ...env };
 }
 
-function checkPolicy(policy: SandboxExecutionPolicy): void {
+function checkPolicy(policy: SandboxExecutionPolicy): SandboxExecutionPolicy {
   if (typeof policy !== "object" || policy === null) throw new SandboxPolicyError("policy must be an object");
-  if (!["read-only", "workspace-write", "danger-full-access"].includes(policy.mode)) {
+  const { mode, workspaceRoot, sessionId } = policy;
+  if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new SandboxPolicyError(
       'policy.mode must be "read-only", "workspace-write" or "danger-full-access"',
     );
   }
-  if (typeof policy.workspaceRoot !== "string" || !isAbsolute(policy.workspaceRoot)) {
+  if (typeof workspaceRoot !== "string" || !isAbsolute(workspaceRoot)) {
     throw new SandboxPolicyError("policy.workspaceRoot must be an absolute path");
   }
+  if (sessionId !== undefined && typeof sessionId !== "string") {
+    throw new SandboxPolicyError("policy.sessionId must be a string when present");
+  }
+  return sessionId === undefined ? { mode, workspaceRoot } : { mode, workspaceRoot, sessionId };
+}
+
+/**
+ * The canonical working directory: `cwd` (default: the workspace root), which
+ * must exist, be a directory and lie inside the canonical workspace root.
+ */
+function workingDirectory(cwd: unknown, workspaceRoot: string): string {
+  const root = canonical(workspaceRoot);
+  if (root === undefined) {
+    throw new SandboxPolicyError("policy.workspaceRoot must name an existing directory");
+  }
+  if (cwd === undefined) return root;
+  if (typeof cwd !== "string" || !isAbsolute(cwd) || cwd.includes("\0")) {
+    throw invalid("options.cwd must be an absolute path");
+  }
+  const real = canonical(cwd);
+  if (real === undefined) throw invalid("options.cwd must name an existing directory");
+  if (real !== root && !real.startsWith(root.endsWith(sep) ? root : `${root}${sep}`)) {
+    throw invalid("options.cwd must lie inside policy.workspaceRoot");
+  }
+  return real;
+}
+
+function canonical(path: string): string | undefined {
+  try {
+    const real = normalize(realpathSync.native(path));
+    return statSync(real).isDirectory() ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(value: string): string {
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
 }
 
 function invalid(message: string): SandboxError {
