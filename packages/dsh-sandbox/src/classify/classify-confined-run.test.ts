@@ -148,3 +148,58 @@ describe("classifyConfinedRun", () => {
     expect(run).toEqual({ exitCode: 1, stderr: "bwrap: Creating new namespace failed: X\r\n" });
   });
 });
+
+describe("classifyConfinedRun on odd stderr", () => {
+  it("CRLF line endings: informational lines still equal exactly, details carry no \\r", () => {
+    const notice = "bwrap: Creating new namespace failed: this line is only a notice";
+    expect(classifyConfinedRun({ exitCode: 1, stderr: `${notice}\r\nother\r\n` }, dialect)).toEqual({
+      outcome: "failed",
+    });
+    expect(
+      classifyConfinedRun({ exitCode: 1, stderr: "x\r\nbash: /etc/x: Read-only file system\r\n" }, dialect),
+    ).toEqual({ outcome: "denied", detail: "bash: /etc/x: Read-only file system" });
+  });
+
+  it("a lone carriage return (progress output) ends a line too", () => {
+    expect(
+      classifyConfinedRun(
+        { exitCode: 1, stderr: "fetch 10%\rfetch 90%\rbash: /etc/x: Read-only file system\n" },
+        dialect,
+      ),
+    ).toEqual({ outcome: "denied", detail: "bash: /etc/x: Read-only file system" });
+    const notice = "bwrap: Creating new namespace failed: this line is only a notice";
+    expect(classifyConfinedRun({ exitCode: 1, stderr: `${notice}\rdone` }, dialect)).toEqual({
+      outcome: "failed",
+    });
+  });
+
+  it("a signature inside a longer line matches and the whole line is the detail", () => {
+    const line = "cp: cannot create regular file '/usr/x': Read-only file system (os error 30)";
+    expect(classifyConfinedRun({ exitCode: 1, stderr: `a\n${line}\nb` }, dialect)).toEqual({
+      outcome: "denied",
+      detail: line,
+    });
+  });
+
+  it("signatures are literal text, not patterns", () => {
+    const literal: ConfinedRunDialect = { denialSignatures: ["denied (.*)"], runnerFailureRules: [] };
+    expect(classifyConfinedRun({ exitCode: 1, stderr: "denied (x)\n" }, literal)).toEqual({
+      outcome: "failed",
+    });
+    expect(classifyConfinedRun({ exitCode: 1, stderr: "DENIED (.*) here\n" }, literal)).toEqual({
+      outcome: "denied",
+      detail: "DENIED (.*) here",
+    });
+  });
+
+  it("a huge stderr is classified in linear time without a copy per line", () => {
+    const notice = "bwrap: Creating new namespace failed: this line is only a notice";
+    const many = `${"abc\n".repeat(10_000_000)}${`${notice}\n`.repeat(100_000)}bash: /etc/x: Read-only file system\n`;
+    const started = performance.now();
+    const result = classifyConfinedRun({ exitCode: 1, stderr: many }, dialect);
+    expect(result).toEqual({ outcome: "denied", detail: "bash: /etc/x: Read-only file system" });
+    const oneLine = `${"a".repeat(50_000_000)} Read-only file system`;
+    expect(classifyConfinedRun({ exitCode: 1, stderr: oneLine }, dialect).outcome).toBe("denied");
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+});

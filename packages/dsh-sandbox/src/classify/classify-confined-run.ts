@@ -45,12 +45,12 @@ export function classifyConfinedRun(
   confined: ConfinedRunDialect,
 ): ConfinedRunClassification {
   if (run.exitCode === 0) return { outcome: "ok" };
-  const lines = run.stderr.split(/\r?\n/);
+  const stderr = run.stderr;
   for (const rule of confined.runnerFailureRules) {
-    const line = matchRunnerFailureRule(rule, run.exitCode, lines);
+    const line = matchRunnerFailureRule(rule, run.exitCode, stderr);
     if (line !== undefined) return { outcome: "runner-failure", detail: line };
   }
-  const denial = firstLineContaining(lines, confined.denialSignatures);
+  const denial = firstLineContaining(stderr, confined.denialSignatures, undefined);
   if (denial !== undefined) return { outcome: "denied", detail: denial };
   return { outcome: "failed" };
 }
@@ -58,7 +58,7 @@ export function classifyConfinedRun(
 function matchRunnerFailureRule(
   rule: RunnerFailureRule,
   exitCode: number | null,
-  lines: readonly string[],
+  stderr: string,
 ): string | undefined {
   if (exitCode === 0) return undefined;
   if (
@@ -68,16 +68,55 @@ function matchRunnerFailureRule(
     return undefined;
   }
   const informational = new Set((rule.informationalLines ?? []).map((line) => line.toLowerCase()));
-  const remaining = lines.filter((line) => !informational.has(line.toLowerCase()));
-  return firstLineContaining(remaining, rule.fatalSignatures);
+  return firstLineContaining(stderr, rule.fatalSignatures, informational);
 }
 
-function firstLineContaining(lines: readonly string[], signatures: readonly string[]): string | undefined {
-  const needles = signatures.filter((s) => s.length > 0).map((s) => s.toLowerCase());
+/**
+ * The first line of `text` (lines end at `\r\n`, `\n` or a lone `\r`) that
+ * contains one of `signatures` case-insensitively and is not one of the
+ * (lower-cased) `skipped` lines. One case-insensitive regular-expression scan
+ * over the whole text: no per-line copies, so a huge stderr costs linear time
+ * and no extra memory. Empty signatures, and signatures spanning a line break
+ * (which can never lie within one line), are ignored.
+ */
+function firstLineContaining(
+  text: string,
+  signatures: readonly string[],
+  skipped: ReadonlySet<string> | undefined,
+): string | undefined {
+  const needles = signatures.filter((s) => s.length > 0 && !/[\r\n]/.test(s));
   if (needles.length === 0) return undefined;
-  for (const line of lines) {
-    const lower = line.toLowerCase();
-    if (needles.some((needle) => lower.includes(needle))) return line;
+  const pattern = new RegExp(needles.map(escapeRegExp).join("|"), "gi");
+  let from = 0;
+  while (from <= text.length) {
+    pattern.lastIndex = from;
+    const match = pattern.exec(text);
+    if (match === null) return undefined;
+    const start = lineStart(text, match.index);
+    const end = lineEnd(text, match.index);
+    const line = text.slice(start, end);
+    if (skipped === undefined || !skipped.has(line.toLowerCase())) return line;
+    from = end + 1; // past the line break
   }
   return undefined;
+}
+
+function lineStart(text: string, index: number): number {
+  let start = index;
+  while (start > 0 && !isLineBreak(text.charCodeAt(start - 1))) start--;
+  return start;
+}
+
+function lineEnd(text: string, index: number): number {
+  let end = index;
+  while (end < text.length && !isLineBreak(text.charCodeAt(end))) end++;
+  return end;
+}
+
+function isLineBreak(code: number): boolean {
+  return code === 10 || code === 13;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
