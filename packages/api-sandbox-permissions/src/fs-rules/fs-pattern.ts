@@ -69,17 +69,33 @@ export function compileFsRule(pattern: string, access: FsAccess, cwd: string): F
   return { pattern, access, base, segments: collapsed.map(compileSegment) };
 }
 
+/**
+ * Match `parts` against `matchers` by index (no slicing), remembering failed (matcher, part)
+ * positions: O(matchers × parts) even for many `**` on a very long requested path.
+ */
 function matchSegments(matchers: readonly SegmentMatcher[], parts: readonly string[]): boolean {
-  const [head, ...rest] = matchers;
-  if (head === undefined) return parts.length === 0;
-  if (head === "**") {
-    for (let skip = 0; skip <= parts.length; skip++) {
-      if (matchSegments(rest, parts.slice(skip))) return true;
+  const failed = new Set<number>();
+  const width = parts.length + 1;
+  const matchFrom = (m: number, p: number): boolean => {
+    for (;;) {
+      const head = matchers[m];
+      if (head === undefined) return p === parts.length;
+      if (head === "**") break;
+      const part = parts[p];
+      if (part === undefined || !head.test(part)) return false;
+      m++;
+      p++;
     }
+    if (m === matchers.length - 1) return true; // a trailing `**` matches whatever is left
+    const key = m * width + p;
+    if (failed.has(key)) return false;
+    for (let skip = p; skip <= parts.length; skip++) {
+      if (matchFrom(m + 1, skip)) return true;
+    }
+    failed.add(key);
     return false;
-  }
-  const [part, ...others] = parts;
-  return part !== undefined && head.test(part) && matchSegments(rest, others);
+  };
+  return matchFrom(0, 0);
 }
 
 /** True when the canonical absolute `canonicalPath` is matched by `rule` (access not considered). */
