@@ -47,6 +47,7 @@ export function redirectLocation(response: Response, requestUrl: string): string
  *
  * @throws PermissionError `PERMISSION_DENIED` when the first URL or any redirect target is denied
  *   (no request is sent to a denied hop); `PERMISSION_TOO_MANY_REDIRECTS` past `maxRedirects`.
+ * @throws RangeError when `maxRedirects` is not a non-negative integer (before any request).
  */
 export async function checkedFetch(
   checker: PermissionChecker,
@@ -56,6 +57,12 @@ export async function checkedFetch(
 ): Promise<CheckedFetchResult> {
   const fetchImpl: FetchFunction = options.fetch ?? ((input, requestInit) => fetch(input, requestInit));
   const maxRedirects = options.maxRedirects ?? 20;
+  // NaN would never compare >= and follow a redirect loop forever.
+  if (!Number.isSafeInteger(maxRedirects) || maxRedirects < 0) {
+    throw new RangeError(
+      `checkedFetch: maxRedirects must be a non-negative integer (got ${String(maxRedirects)})`,
+    );
+  }
   let method = (init.method ?? "GET").toUpperCase();
   let body = init.body;
   const headers = new Headers(init.headers);

@@ -64,6 +64,8 @@ export function compileFetchRule(pattern: string): FetchRule | string {
 
 /** A request URL reduced to what the rules compare. */
 export interface FetchTarget {
+  /** The normalised `href` of the very parse the other fields come from. */
+  readonly href: string;
   readonly scheme: string;
   readonly host: string;
   readonly port: number;
@@ -87,7 +89,7 @@ export function toFetchTarget(url: string | URL): FetchTarget | string {
   if (parsed.username !== "" || parsed.password !== "") return "userinfo";
   const scheme = parsed.protocol;
   const port = parsed.port === "" ? DEFAULT_PORTS[scheme] : Number(parsed.port);
-  return { scheme, host: normaliseHost(parsed.hostname), port };
+  return { href: parsed.href, scheme, host: normaliseHost(parsed.hostname), port };
 }
 
 /** True when `rule` grants `target`. */

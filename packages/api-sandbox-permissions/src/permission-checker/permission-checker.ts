@@ -185,7 +185,9 @@ export class PermissionChecker {
     }
     for (const rule of this.policy.fetch) {
       if (matchesFetchRule(rule, target)) {
-        return { allowed: true, capability: "fetch", url: new URL(url).href, rule: rule.pattern };
+        // The href of the parse that was judged: re-parsing `url` (e.g. through a URL subclass's
+        // toString) could name a different host than the one the rules matched.
+        return { allowed: true, capability: "fetch", url: target.href, rule: rule.pattern };
       }
     }
     this.#denied("fetch");
