@@ -70,32 +70,24 @@ export function compileFsRule(pattern: string, access: FsAccess, cwd: string): F
 }
 
 /**
- * Match `parts` against `matchers` by index (no slicing), remembering failed (matcher, part)
- * positions: O(matchers × parts) even for many `**` on a very long requested path.
+ * Match `parts` against `matchers` bottom-up (row `m` says whether `matchers[m..]` matches
+ * `parts[p..]` for every `p`): O(matchers × parts) time and O(parts) memory, with no recursion,
+ * even for many `**` on a very long requested path.
  */
 function matchSegments(matchers: readonly SegmentMatcher[], parts: readonly string[]): boolean {
-  const failed = new Set<number>();
-  const width = parts.length + 1;
-  const matchFrom = (m: number, p: number): boolean => {
-    for (;;) {
-      const head = matchers[m];
-      if (head === undefined) return p === parts.length;
-      if (head === "**") break;
-      const part = parts[p];
-      if (part === undefined || !head.test(part)) return false;
-      m++;
-      p++;
+  const n = parts.length;
+  let below = new Uint8Array(n + 1); // row for matchers[m + 1..]
+  below[n] = 1; // no matchers left: only the empty rest matches
+  for (let m = matchers.length - 1; m >= 0; m--) {
+    const head = matchers[m] as SegmentMatcher;
+    const row = new Uint8Array(n + 1);
+    for (let p = n; p >= 0; p--) {
+      if (head === "**") row[p] = below[p] === 1 || (p < n && row[p + 1] === 1) ? 1 : 0;
+      else row[p] = p < n && below[p + 1] === 1 && head.test(parts[p] as string) ? 1 : 0;
     }
-    if (m === matchers.length - 1) return true; // a trailing `**` matches whatever is left
-    const key = m * width + p;
-    if (failed.has(key)) return false;
-    for (let skip = p; skip <= parts.length; skip++) {
-      if (matchFrom(m + 1, skip)) return true;
-    }
-    failed.add(key);
-    return false;
-  };
-  return matchFrom(0, 0);
+    below = row;
+  }
+  return below[0] === 1;
 }
 
 /** True when the canonical absolute `canonicalPath` is matched by `rule` (access not considered). */
