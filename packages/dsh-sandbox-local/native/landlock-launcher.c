@@ -13,7 +13,8 @@
  *   - signal scoping (ABI 6): no signals to processes outside the sandbox;
  *   - --deny-net: TCP bind/connect denied (ABI 4, no allowed ports), abstract
  *     unix sockets scoped (ABI 6), and a seccomp filter refusing socket(2) for
- *     every family except AF_UNIX (so UDP, raw and netlink too) and io_uring;
+ *     every family (UDP, raw, netlink, and AF_UNIX: a connect() to a host
+ *     socket file is out of Landlock's reach) and io_uring; socketpair(2) stays;
  *   - PR_SET_NO_NEW_PRIVS, root-privilege securebits locked (when CAP_SETPCAP
  *     is held), every capability dropped (bounding set up to
  *     /proc/sys/kernel/cap_last_cap, ambient, effective/permitted/inheritable);
@@ -272,7 +273,7 @@ static void deny_syscall(struct filter_builder *b, unsigned int sysno, int err) 
 
 /*
  * seccomp, for what Landlock does not govern:
- *   --deny-net: socket(2) for every family but AF_UNIX (UDP, raw, netlink …);
+ *   --deny-net: socket(2) for every family (UDP, raw, netlink, AF_UNIX …);
  *   --freeze-metadata (read-only mode): chmod, chown, utimes and xattr
  *     syscalls and the chattr ioctls, which Landlock leaves to DAC — and a
  *     file's owner may change its metadata through a read-only path;
@@ -336,12 +337,13 @@ static void install_seccomp(int deny_net, int freeze_metadata) {
     emit(&b, (struct sock_filter)RET_ERRNO(EACCES));
   }
   if (deny_net) {
-    /* socket: allow AF_UNIX only. The accumulator still holds nr here. */
-    emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 4));
-    emit(&b, (struct sock_filter)LOAD(args[0]));
-    emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
-    emit(&b, (struct sock_filter)RET_ALLOW);
-    emit(&b, (struct sock_filter)RET_ERRNO(EACCES));
+    /*
+     * socket(2) for every family, AF_UNIX included: Landlock cannot stop a
+     * connect() to a file-system UNIX socket (docker.sock, an SSH agent), and
+     * seccomp cannot read the path. socketpair(2) stays: it reaches nothing
+     * outside the process tree.
+     */
+    deny_syscall(&b, __NR_socket, EACCES);
   }
   emit(&b, (struct sock_filter)RET_ALLOW);
   struct sock_fprog prog = {.len = b.len, .filter = b.insns};

@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { classifyConfinedRun } from "@suaveplan/dsh-sandbox";
@@ -256,6 +256,29 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
         unshared: true,
       });
       deny.dispose();
+    });
+
+    it('network: "deny" also cuts the host\'s file-system UNIX sockets (a docker.sock-like server outside the workspace)', async () => {
+      const socketPath = join(dir, "host-service.sock");
+      const received: string[] = [];
+      const unixServer = createNetServer((socket) => {
+        socket.on("data", (chunk) => received.push(chunk.toString()));
+        socket.end("hello from the host\n");
+      });
+      await new Promise<void>((resolve) => unixServer.listen(socketPath, resolve));
+      try {
+        const connect = `${JSON.stringify(process.execPath)} -e 'const s = require("net").connect(${JSON.stringify(socketPath)}); s.on("connect", () => s.write("from the sandbox")); s.on("data", (d) => { process.stdout.write(d); process.exit(0); }); s.on("error", (e) => { console.log(e.code); process.exit(0); })'`;
+        const policy = { mode: "read-only", workspaceRoot: workspace } as const;
+        const allowed = await runConfined(provider, connect, policy);
+        expect(allowed.stdout).toBe("hello from the host\n");
+        received.length = 0;
+        const deny = new LocalSandboxProvider({ backends: ["bwrap"], network: "deny" });
+        const denied = await runConfined(deny, connect, policy);
+        deny.dispose();
+        expect({ stdout: denied.stdout, received }).toEqual({ stdout: "ECONNREFUSED\n", received: [] });
+      } finally {
+        await new Promise<void>((resolve) => unixServer.close(() => resolve()));
+      }
     });
 
     it('network "allow" (default) leaves the network alone', async () => {

@@ -24,6 +24,9 @@ let tcpPort = 0;
 let udp: Socket;
 let udpPort = 0;
 const udpReceived: string[] = [];
+const unixSocketPath = join(buildDir, "host-service.sock");
+let unixServer: Server;
+const unixReceived: string[] = [];
 
 beforeAll(async () => {
   launcherPath = buildLauncherInto(buildDir);
@@ -35,15 +38,22 @@ beforeAll(async () => {
   udp.on("message", (msg) => udpReceived.push(msg.toString()));
   await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
   udpPort = udp.address().port;
+  unixServer = createServer((socket) => {
+    socket.on("data", (chunk) => unixReceived.push(chunk.toString()));
+    socket.end("hello over unix\n");
+  });
+  await new Promise<void>((resolve) => unixServer.listen(unixSocketPath, resolve));
 });
 afterAll(async () => {
   await new Promise<void>((resolve) => tcp.close(() => resolve()));
   await new Promise<void>((resolve) => udp.close(() => resolve()));
+  await new Promise<void>((resolve) => unixServer.close(() => resolve()));
   rmSync(buildDir, { recursive: true, force: true });
 });
 
 const TCP_SCRIPT = 'exec 3<>"/dev/tcp/127.0.0.1/$PORT" && head -n1 <&3';
 const NODE_TCP = `require("net").connect(+process.env.PORT, "127.0.0.1").on("data", (d) => { process.stdout.write(d); process.exit(0); }).on("error", (e) => { process.stderr.write(e.code + "\\n"); process.exit(3); })`;
+const NODE_UNIX = `const s = require("net").connect(${JSON.stringify(unixSocketPath)}); s.on("connect", () => s.write("from the sandbox")); s.on("data", (d) => { process.stdout.write(d); process.exit(0); }).on("error", (e) => { process.stderr.write(e.code + "\\n"); process.exit(3); })`;
 const NODE_UDP = `const s = require("dgram").createSocket("udp4"); s.on("error", (e) => { process.stderr.write(e.code + "\\n"); process.exit(3); }); s.send("udp-from-sandbox", +process.env.PORT, "127.0.0.1", (e) => { if (e) { process.stderr.write(e.code + "\\n"); process.exit(3); } s.close(); });`;
 
 it("unconfined, the TCP server answers (control)", async () => {
@@ -111,6 +121,16 @@ describe.each(modes)("$name", ({ create }) => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(result.code).toBe(3);
     expect(udpReceived).toEqual([]);
+  });
+
+  it("network deny: a host file-system UNIX socket (docker.sock-like) is unreachable; allow reaches it (control)", async () => {
+    expect.assertions(3);
+    const allowed = await confined("allow", [process.execPath, "-e", NODE_UNIX], 0);
+    expect(allowed).toMatchObject({ code: 0, stdout: "hello over unix\n" });
+    unixReceived.length = 0;
+    const denied = await confined("deny", [process.execPath, "-e", NODE_UNIX], 0);
+    expect(denied.code).toBe(3);
+    expect(unixReceived).toEqual([]);
   });
 
   it("network allow: a confined node UDP datagram arrives (control)", async () => {

@@ -178,3 +178,48 @@ describe("explainBwrapFailure", () => {
     expect(explainBwrapFailure("", host)).toBe("bwrap failed its self-test (bwrap printed nothing)");
   });
 });
+
+describe("bwrap backend wrap (host seam)", () => {
+  const policy = {
+    mode: "workspace-write",
+    workspaceRoot: "/ws",
+    tempDir: "/tmp/area",
+    protectedPaths: ["/ws/.git/hooks"],
+    network: "deny",
+  } as const;
+
+  it('masks the host\'s file-system UNIX sockets under network "deny", after every other bind', () => {
+    const backend = createBwrapBackend({
+      host: hostWith(() => OK_STATUS),
+      hostUnixSockets: () => ["/run/docker.sock", "/ws/dev.sock"],
+    });
+    const argv = backend.wrap(["true"], policy, backend.probe()).argv;
+    const end = argv.indexOf("--");
+    // The protected path's read-only bind, then one /dev/null mask per socket.
+    expect(argv.slice(end - 8, end + 2)).toEqual([
+      "/ws/.git/hooks",
+      "/ws/.git/hooks",
+      "--ro-bind",
+      "/dev/null",
+      "/run/docker.sock",
+      "--ro-bind",
+      "/dev/null",
+      "/ws/dev.sock",
+      "--",
+      "true",
+    ]);
+  });
+
+  it('leaves sockets alone under network "allow"', () => {
+    let asked = false;
+    const backend = createBwrapBackend({
+      host: hostWith(() => OK_STATUS),
+      hostUnixSockets: () => {
+        asked = true;
+        return ["/run/docker.sock"];
+      },
+    });
+    const argv = backend.wrap(["true"], { ...policy, network: "allow" }, backend.probe()).argv;
+    expect({ asked, masked: argv.includes("/run/docker.sock") }).toEqual({ asked: false, masked: false });
+  });
+});

@@ -1,6 +1,7 @@
 import { type ConfinedArgv, SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
+import { hostUnixSocketPaths, unixSocketMasks } from "../internal/host-unix-sockets.js";
 import { pathAncestorsBetween } from "../internal/paths.js";
 import { explainBwrapFailure } from "./bwrap-diagnosis.js";
 import {
@@ -17,6 +18,11 @@ export interface BwrapBackendOptions {
   host?: LocalHost | undefined;
   /** Probe timeout in ms (default 10 000). */
   probeTimeoutMs?: number | undefined;
+  /**
+   * The host's file-system UNIX sockets, masked under `network: "deny"`
+   * (default: those bound now, from `/proc/net/unix`; a seam for tests).
+   */
+  hostUnixSockets?: (() => readonly string[]) | undefined;
 }
 
 /** The oldest bwrap with every flag used here (`--cap-drop`, `--die-with-parent`, `--new-session`). */
@@ -84,10 +90,11 @@ const BASE_MOUNTS: readonly string[] = Object.freeze([
  * parent directories are bound onto themselves so they cannot be renamed away).
  * It runs in new pid/ipc/uts (and, when available, user) namespaces with
  * `--cap-drop ALL`, `--die-with-parent` and `--new-session`; `network: "deny"`
- * adds `--unshare-net`.
+ * adds `--unshare-net` and masks the host's file-system UNIX sockets.
  */
 export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBackend {
   const host = options.host ?? nodeLocalHost;
+  const hostUnixSockets = options.hostUnixSockets ?? hostUnixSocketPaths;
   const timeoutMs = options.probeTimeoutMs ?? 10_000;
 
   const unavailable = (reason: string, facts?: BackendProbeResult["facts"]): BackendProbeResult => {
@@ -214,6 +221,9 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
         }
         for (const path of protectedPaths) args.push("--ro-bind", path, path);
       }
+      // A network namespace of its own does not cut file-system UNIX sockets
+      // (docker.sock, an SSH agent, D-Bus): mask them, after every other bind.
+      if (variant.network) args.push(...unixSocketMasks(hostUnixSockets()));
       args.push("--", ...argv);
       const confined: ConfinedArgv = {
         argv: args,

@@ -4,6 +4,7 @@ import { delimiter, join } from "node:path";
 import type { ConfinedArgv } from "@suaveplan/dsh-sandbox";
 import { SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/index.js";
+import { hostUnixSocketPaths, unixSocketMasks } from "../internal/host-unix-sockets.js";
 import { DEFAULT_PROBE_TIMEOUT_MS } from "./landlock-backend.js";
 import { LAYERED_DENIAL_SIGNATURES, LAYERED_RUNNER_FAILURE_RULES } from "./landlock-dialect.js";
 import {
@@ -30,6 +31,11 @@ export interface LayeredBackendOptions {
   bwrapPath?: string;
   /** Time limit of each probe run, in ms. Default 10 000. */
   probeTimeoutMs?: number;
+  /**
+   * The host's file-system UNIX sockets, masked under `network: "deny"`
+   * (default: those bound now, from `/proc/net/unix`; a seam for tests).
+   */
+  hostUnixSockets?: () => readonly string[];
 }
 
 /**
@@ -50,6 +56,7 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
   const timeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
   const launcherPath = options.launcherPath ?? landlockLauncherPath();
   let bwrapPath: string | undefined = options.bwrapPath;
+  const hostUnixSockets = options.hostUnixSockets ?? hostUnixSocketPaths;
 
   function resolveBwrap(): string | undefined {
     bwrapPath ??= findOnPath("bwrap");
@@ -80,6 +87,8 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     for (const dir of [...ancestors].sort((a, b) => depth(a) - depth(b))) out.push("--bind", dir, dir);
     for (const path of [...protectedBinds].sort((a, b) => depth(a) - depth(b)))
       out.push("--ro-bind", path, path);
+    // The network namespace does not cut file-system UNIX sockets: mask them, after every other bind.
+    if (denyNetwork) out.push(...unixSocketMasks(hostUnixSockets()));
     out.push(
       "--",
       ...launcherArgv(launcherPath, abi, argv, policy, {

@@ -33,7 +33,21 @@ beforeEach(() => {
   mkdirSync(workspace);
   mkdirSync(tempRoot);
 });
-afterEach(() => rmSync(base, { recursive: true, force: true }));
+/** Every provider a test made: disposed and settled before its temp root goes, so no background removal races the cleanup. */
+const providers: LocalSandboxProvider[] = [];
+class TrackedProvider extends LocalSandboxProvider {
+  constructor(...args: ConstructorParameters<typeof LocalSandboxProvider>) {
+    super(...args);
+    providers.push(this);
+  }
+}
+afterEach(async () => {
+  for (const provider of providers.splice(0)) {
+    provider.dispose();
+    await provider.settled();
+  }
+  rmSync(base, { recursive: true, force: true });
+});
 
 interface Recorder {
   probes: number;
@@ -79,7 +93,7 @@ const linuxHost = createFakeHost({ platform: "linux" });
 describe("LocalSandboxProvider", () => {
   it("uses the first usable backend in preference order and reports every probe", () => {
     const rec: Recorder = { probes: 0, wraps: [] };
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       tempRoot,
       backends: ["landlock+bwrap", "bwrap", "landlock"],
@@ -104,7 +118,7 @@ describe("LocalSandboxProvider", () => {
 
   it("probes each backend once per provider, never per command", () => {
     const rec: Recorder = { probes: 0, wraps: [] };
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       tempRoot,
       backends: ["bwrap"],
@@ -118,7 +132,7 @@ describe("LocalSandboxProvider", () => {
   });
 
   it("throws SANDBOX_UNAVAILABLE listing every backend's reason when none is usable", () => {
-    const provider = new LocalSandboxProvider({ host: linuxHost, backends: ["seatbelt", "windows-acl"] });
+    const provider = new TrackedProvider({ host: linuxHost, backends: ["seatbelt", "windows-acl"] });
     const error = thrown(() => provider.confine(["true"], { mode: "read-only", workspaceRoot: workspace }));
     expect(error).toEqual({
       name: "SandboxUnavailableError",
@@ -130,7 +144,7 @@ describe("LocalSandboxProvider", () => {
 
   it("refuses a backend that hands back the caller's argv unwrapped (and removes its temp area)", async () => {
     const rec: Recorder = { probes: 0, wraps: [] };
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       tempRoot,
       backends: ["bwrap"],
@@ -153,7 +167,7 @@ describe("LocalSandboxProvider", () => {
 
   it('with network "deny", skips backends that cannot cut the network', () => {
     const rec: Recorder = { probes: 0, wraps: [] };
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       tempRoot,
       network: "deny",
@@ -171,7 +185,7 @@ describe("LocalSandboxProvider", () => {
 
   it("rejects danger-full-access at run time (SANDBOX_INVALID_POLICY) before probing anything", () => {
     const rec: Recorder = { probes: 0, wraps: [] };
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       backends: ["bwrap"],
       registry: { bwrap: () => fakeBackend("bwrap", { available: true, enforcement: "full" }, rec) },
@@ -185,7 +199,7 @@ describe("LocalSandboxProvider", () => {
     const rec: Recorder = { probes: 0, wraps: [] };
     mkdirSync(join(workspace, ".git", "hooks"), { recursive: true });
     symlinkSync(workspace, join(base, "ws-link"));
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       tempRoot,
       backends: ["bwrap"],
@@ -216,7 +230,7 @@ describe("LocalSandboxProvider", () => {
 
   it("each workspace-write call gets its own fresh, empty, private temp dir, never one another call had", async () => {
     const rec: Recorder = { probes: 0, wraps: [] };
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       tempRoot,
       backends: ["bwrap"],
@@ -247,7 +261,7 @@ describe("LocalSandboxProvider", () => {
 
   it("dispose() removes every temp area still held, being removed or spare, is idempotent, and later confine calls fail closed", async () => {
     const rec: Recorder = { probes: 0, wraps: [] };
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       tempRoot,
       backends: ["bwrap"],
@@ -274,7 +288,7 @@ describe("LocalSandboxProvider", () => {
 
   it("rejects bad argv, a missing workspace root and bad options, naming the field", () => {
     const rec: Recorder = { probes: 0, wraps: [] };
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       tempRoot,
       backends: ["bwrap"],
@@ -321,14 +335,14 @@ describe("LocalSandboxProvider", () => {
       [{ tempRoot: "tmp" }, "tempRoot must be an absolute path"],
     ];
     for (const [options, message] of bad) {
-      expect(thrown(() => new LocalSandboxProvider(options)).message).toBe(
+      expect(thrown(() => new TrackedProvider(options)).message).toBe(
         `LocalSandboxProvider: ${message} (SANDBOX_INVALID_OPTIONS)`,
       );
     }
   });
 
   it("a backend whose probe throws is reported unavailable, not fatal", () => {
-    const provider = new LocalSandboxProvider({
+    const provider = new TrackedProvider({
       host: linuxHost,
       backends: ["landlock"],
       registry: {
@@ -354,7 +368,7 @@ describe("LocalSandboxProvider", () => {
       ["seatbelt"],
       ["windows-acl"],
     ]);
-    expect(new LocalSandboxProvider({ host: createFakeHost({ platform: "darwin" }) }).backends).toEqual([
+    expect(new TrackedProvider({ host: createFakeHost({ platform: "darwin" }) }).backends).toEqual([
       "seatbelt",
     ]);
   });
