@@ -73,6 +73,14 @@ describe("suaveplan-sandbox run", () => {
     expect(usage[2]?.stderr).toContain("--timeout must be a positive whole number");
   });
 
+  it("prints a failure as one line that names its code once", async () => {
+    const timedOut = await cli(["run", "--engine", "spawn", "--timeout", "200", "-e", "while (true) {}"]);
+    expect(timedOut.code).toBe(3);
+    const line = timedOut.stdout.split("\n").find((l) => l.startsWith("✘ spawn:")) ?? "";
+    expect(line).toMatch(/^✘ spawn: SANDBOX_TIMEOUT: Execution timed out after 200 ms; .* \(\d+\.\d ms\)$/);
+    expect(line.split("SANDBOX_TIMEOUT").length - 1).toBe(1);
+  });
+
   it("exits 3 when the memory limit is hit", async () => {
     const run = await cli([
       "run",

@@ -122,7 +122,11 @@ function formatLog(entry: LogEntry): string {
 function formatResult(engine: EngineName, result: SandboxResult): string {
   const ms = `${result.duration.toFixed(1)} ms`;
   if (result.success) return `✔ ${engine}: ${preview(result.result)} (${ms})\n`;
-  return `✘ ${engine}: ${result.errorCode ?? "error"}: ${result.error ?? "failed"} (${ms})\n`;
+  const code = result.errorCode ?? "error";
+  // Engine messages usually end with their own "(CODE)"; say the code once, up front.
+  const error = result.error ?? "failed";
+  const message = error.endsWith(` (${code})`) ? error.slice(0, -` (${code})`.length) : error;
+  return `✘ ${engine}: ${code}: ${message} (${ms})\n`;
 }
 
 function preview(value: unknown): string {
