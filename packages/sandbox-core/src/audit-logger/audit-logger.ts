@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { SANDBOX_CODES, type SandboxCode, SandboxError } from "../error-codes/sandbox-codes.js";
+import { truncateOutput } from "../resource-limiter/output-budget.js";
 import type { Clock, EngineName, SandboxResult } from "../types/sandbox-types.js";
 
 /** One recorded execution. Entries are frozen; the code itself is never stored. */
@@ -51,8 +52,14 @@ export interface AuditStatistics {
 export interface AuditLoggerOptions {
   /** Called synchronously with each new entry, after it is stored; exceptions propagate to `log`'s caller. */
   onLog?: (entry: AuditEntry) => void;
-  /** Entries kept; the oldest is dropped beyond this (a ring). Default 10 000. */
+  /** Entries kept; the oldest is dropped beyond this (a ring, grown on demand). Default 10 000. */
   maxEntries?: number;
+  /**
+   * UTF-8 bytes of an entry's `error` text kept; longer text is cut (never
+   * mid-character) and ends with `[output truncated at N bytes]`. Bounds the
+   * log's memory when guests throw huge messages. Default 4096.
+   */
+  maxErrorBytes?: number;
   /** Source of "now" in epoch ms. Default `Date.now`. */
   clock?: Clock;
 }
@@ -64,6 +71,7 @@ export type AuditedResult = Pick<
 >;
 
 const DEFAULT_MAX_ENTRIES = 10_000;
+const DEFAULT_MAX_ERROR_BYTES = 4096;
 
 /** First 16 hex characters of the SHA-256 of `code` (UTF-8). */
 export function hashCode(code: string): string {
@@ -75,31 +83,30 @@ export function hashCode(code: string): string {
  * (never the code), how long, whether it worked and how much heap it used.
  */
 export class AuditLogger {
-  private readonly ring: Array<AuditEntry | undefined>;
-  private readonly times: number[];
+  /** Retained entries; grows up to `capacity`, then wraps (oldest at `start`). */
+  private ring: AuditEntry[] = [];
+  private times: number[] = [];
+  private readonly capacity: number;
+  private readonly maxErrorBytes: number;
   private start = 0;
   private count = 0;
   private readonly onLog: ((entry: AuditEntry) => void) | undefined;
   private readonly clock: Clock;
 
   constructor(options: AuditLoggerOptions = {}) {
-    const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-      throw new SandboxError(
-        SANDBOX_CODES.INVALID_CONFIG,
-        `AuditLogger: maxEntries must be a positive integer (got ${String(maxEntries)}); pass e.g. 10000`,
-        { details: { field: "maxEntries" } },
-      );
-    }
-    this.ring = new Array<AuditEntry | undefined>(maxEntries).fill(undefined);
-    this.times = new Array<number>(maxEntries).fill(0);
-    this.onLog = options.onLog;
-    this.clock = options.clock ?? Date.now;
+    this.capacity = positiveInteger("maxEntries", options.maxEntries ?? DEFAULT_MAX_ENTRIES, "10000");
+    this.maxErrorBytes = positiveInteger(
+      "maxErrorBytes",
+      options.maxErrorBytes ?? DEFAULT_MAX_ERROR_BYTES,
+      "4096",
+    );
+    this.onLog = optionalFunction("onLog", options.onLog);
+    this.clock = optionalFunction("clock", options.clock) ?? Date.now;
   }
 
   /** How many entries are retained at most. */
   get maxEntries(): number {
-    return this.ring.length;
+    return this.capacity;
   }
 
   /** Record one execution of `code` and return the stored entry. */
@@ -114,17 +121,21 @@ export class AuditLogger {
       success: result.success,
       memoryUsed: result.memoryUsed ?? 0,
     };
-    if (result.error !== undefined) entry.error = result.error;
+    if (result.error !== undefined) entry.error = truncateOutput(String(result.error), this.maxErrorBytes);
     if (engine !== undefined) entry.engine = engine;
     if (result.errorCode !== undefined) entry.errorCode = result.errorCode;
     const frozen: AuditEntry = Object.freeze(entry);
 
-    const capacity = this.ring.length;
-    const slot = (this.start + this.count) % capacity;
-    this.ring[slot] = frozen;
-    this.times[slot] = now;
-    if (this.count < capacity) this.count++;
-    else this.start = (this.start + 1) % capacity;
+    if (this.count < this.capacity) {
+      // Still filling: `start` is 0, append.
+      this.ring.push(frozen);
+      this.times.push(now);
+      this.count++;
+    } else {
+      this.ring[this.start] = frozen;
+      this.times[this.start] = now;
+      this.start = (this.start + 1) % this.capacity;
+    }
 
     this.onLog?.(frozen);
     return frozen;
@@ -184,15 +195,15 @@ export class AuditLogger {
 
   /** Drop every entry. */
   clear(): void {
-    this.ring.fill(undefined);
+    this.ring = [];
+    this.times = [];
     this.start = 0;
     this.count = 0;
   }
 
   private forEach(visit: (entry: AuditEntry, epochMs: number) => void): void {
-    const capacity = this.ring.length;
     for (let i = 0; i < this.count; i++) {
-      const slot = (this.start + i) % capacity;
+      const slot = (this.start + i) % this.capacity;
       const entry = this.ring[slot];
       if (entry !== undefined) visit(entry, this.times[slot] ?? 0);
     }
@@ -209,4 +220,22 @@ function toEpochMs(value: Date | number | string, field: string): number {
     );
   }
   return ms;
+}
+
+function positiveInteger(field: string, value: number, example: string): number {
+  if (Number.isSafeInteger(value) && value >= 1) return value;
+  throw new SandboxError(
+    SANDBOX_CODES.INVALID_CONFIG,
+    `AuditLogger: ${field} must be a positive integer (got ${String(value)}); pass e.g. ${example}`,
+    { details: { field } },
+  );
+}
+
+function optionalFunction<T>(field: string, value: T | undefined): T | undefined {
+  if (value === undefined || typeof value === "function") return value;
+  throw new SandboxError(
+    SANDBOX_CODES.INVALID_CONFIG,
+    `AuditLogger: ${field} must be a function (got ${value === null ? "null" : typeof value})`,
+    { details: { field } },
+  );
 }

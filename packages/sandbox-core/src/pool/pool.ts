@@ -75,6 +75,8 @@ export class SandboxPool implements AsyncDisposable {
   private idle: Slot[] = [];
   private readonly waiters: Waiter[] = [];
   private readonly destroying = new Set<Promise<void>>();
+  /** Running executions: each callback ends its caller's wait once the pool is destroyed. */
+  private readonly inFlight = new Set<() => void>();
   private cleanupTimer: NodeJS.Timeout | undefined;
   private destroyed: Promise<void> | undefined;
   private readonly counters = {
@@ -95,13 +97,24 @@ export class SandboxPool implements AsyncDisposable {
       );
     }
     this.factory = options.factory;
+    if (options.clock !== undefined && typeof options.clock !== "function") {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `SandboxPool: options.clock must be a function returning epoch ms (got ${typeof options.clock})`,
+        { details: { field: "clock" } },
+      );
+    }
     this.clock = options.clock ?? Date.now;
     this.config = parsePoolConfig(options);
     const cleanupIntervalMs = options.cleanupIntervalMs ?? this.config.idleTimeoutMs;
-    if (!Number.isSafeInteger(cleanupIntervalMs) || cleanupIntervalMs < 0) {
+    if (
+      !Number.isSafeInteger(cleanupIntervalMs) ||
+      cleanupIntervalMs < 0 ||
+      cleanupIntervalMs > MAX_TIMER_DELAY_MS
+    ) {
       throw new SandboxError(
         SANDBOX_CODES.INVALID_CONFIG,
-        `SandboxPool: cleanupIntervalMs must be a non-negative integer number of ms (got ${String(cleanupIntervalMs)})`,
+        `SandboxPool: cleanupIntervalMs must be an integer number of ms from 0 to ${MAX_TIMER_DELAY_MS} (setInterval's ceiling) (got ${String(cleanupIntervalMs)})`,
         { details: { field: "cleanupIntervalMs" } },
       );
     }
@@ -127,8 +140,10 @@ export class SandboxPool implements AsyncDisposable {
   /**
    * Run `code` on a pooled engine. Resolves a failed result with
    * `SANDBOX_POOL_EXHAUSTED` (or `SANDBOX_ENGINE_FAILED` when the factory threw,
-   * `SANDBOX_ENGINE_DISPOSED` when the pool was destroyed while waiting);
-   * rejects only when called after {@link destroy} or when the engine rejects.
+   * `SANDBOX_ENGINE_DISPOSED` when the pool was destroyed while waiting or
+   * running, `SANDBOX_ENGINE_FAILED` when the engine resolved something that is
+   * not a result); rejects only when called after {@link destroy} or when the
+   * engine rejects.
    */
   async execute(
     code: string,
@@ -149,9 +164,15 @@ export class SandboxPool implements AsyncDisposable {
     }
     const slot = acquired;
     this.counters.totalExecutions++;
-    let result: SandboxResult;
+    let abandon: () => void = () => undefined;
+    const abandoned = new Promise<typeof ABANDONED>((resolve) => {
+      abandon = () => resolve(ABANDONED);
+    });
+    this.inFlight.add(abandon);
+    let result: SandboxResult | typeof ABANDONED;
     try {
-      result = await slot.engine.execute(code, context, options);
+      // destroy() ends this wait even when the engine never answers (see `destroy`).
+      result = await Promise.race([slot.engine.execute(code, context, options), abandoned]);
     } catch (error) {
       // A rejection is misuse (bad options) or a broken engine; only the former keeps the engine.
       const misuse =
@@ -161,6 +182,37 @@ export class SandboxPool implements AsyncDisposable {
       if (!misuse) slot.retire = true;
       this.release(slot);
       throw error;
+    } finally {
+      this.inFlight.delete(abandon);
+    }
+    if (result === ABANDONED) {
+      this.release(slot);
+      const error = new SandboxError(
+        SANDBOX_CODES.ENGINE_DISPOSED,
+        "SandboxPool: the pool was destroyed while the code ran and the engine did not end the execution",
+      );
+      return {
+        success: false,
+        error: error.message,
+        errorCode: error.code,
+        duration: Math.max(0, this.clock() - startedAt),
+        logs: [],
+      };
+    }
+    if (!isResultShaped(result)) {
+      slot.retire = true;
+      this.release(slot);
+      const error = new SandboxError(
+        SANDBOX_CODES.ENGINE_FAILED,
+        `SandboxPool: the engine did not resolve a SandboxResult (got ${result === null ? "null" : typeof result}); it was retired`,
+      );
+      return {
+        success: false,
+        error: error.message,
+        errorCode: error.code,
+        duration: Math.max(0, this.clock() - startedAt),
+        logs: [],
+      };
     }
     this.release(slot);
     return result;
@@ -208,7 +260,9 @@ export class SandboxPool implements AsyncDisposable {
   /**
    * Destroy every engine (busy ones included, which ends their executions),
    * answer queued callers with `SANDBOX_ENGINE_DISPOSED` and stop the cleanup
-   * timer. Idempotent: later calls return the same promise.
+   * timer. Once every engine's destroy settled, executions their engine still
+   * did not end resolve `SANDBOX_ENGINE_DISPOSED` too. Idempotent: later calls
+   * return the same promise.
    */
   destroy(): Promise<void> {
     if (this.destroyed !== undefined) return this.destroyed;
@@ -217,7 +271,12 @@ export class SandboxPool implements AsyncDisposable {
     for (const waiter of this.waiters.splice(0)) waiter.settle(disposedError("acquire"));
     this.idle = [];
     for (const slot of [...this.slots]) this.retire(slot);
-    this.destroyed = Promise.all([...this.destroying]).then(() => undefined);
+    // A working engine ends its running executions when destroyed; one that does
+    // not must not leave its caller waiting forever, so once every destroy()
+    // settled, whatever is still running is answered with ENGINE_DISPOSED.
+    this.destroyed = Promise.all([...this.destroying]).then(() => {
+      for (const abandon of [...this.inFlight]) abandon();
+    });
     return this.destroyed;
   }
 
@@ -369,6 +428,16 @@ function parsePoolConfig(options: SandboxPoolOptions): SandboxPoolConfig {
       details: { issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
     },
   );
+}
+
+/** setTimeout/setInterval's ceiling: a longer delay silently becomes 1 ms. */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+/** What a running execution resolves with when destroy() ended the wait for it. */
+const ABANDONED: unique symbol = Symbol("abandoned");
+
+function isResultShaped(value: unknown): value is SandboxResult {
+  return typeof value === "object" && value !== null && typeof (value as SandboxResult).success === "boolean";
 }
 
 function disposedError(what: string): SandboxError {

@@ -17,8 +17,11 @@ export function byteLength(text: string): number {
  * and append the truncation sentinel; returns `text` unchanged when it fits.
  */
 export function truncateOutput(text: string, maxBytes: number): string {
-  const encoded = encoder.encode(text);
-  if (encoded.byteLength <= maxBytes) return text;
+  // Every UTF-16 unit costs at least one byte, so only the first maxBytes + 1
+  // units can matter: a 100 MB string is not encoded whole to keep 1 KiB of it.
+  const head = text.length > maxBytes + 1 ? text.slice(0, maxBytes + 1) : text;
+  const encoded = encoder.encode(head);
+  if (head === text && encoded.byteLength <= maxBytes) return text;
   return `${sliceUtf8(encoded, maxBytes)}${truncationSentinel(maxBytes)}`;
 }
 

@@ -44,6 +44,13 @@ export class ResourceLimiter {
     this.maxExecutionsPerWindow = options.maxExecutionsPerWindow;
     this.rateLimitWindow = options.rateLimitWindow ?? DEFAULT_RATE_LIMIT_WINDOW_MS;
     this.maxOutputSize = options.maxOutputSize ?? DEFAULT_MAX_OUTPUT_BYTES;
+    if (options.clock !== undefined && typeof options.clock !== "function") {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `ResourceLimiter: clock must be a function returning epoch ms (got ${options.clock === null ? "null" : typeof options.clock})`,
+        { details: { field: "clock" } },
+      );
+    }
     this.clock = options.clock ?? Date.now;
     if (this.maxExecutionsPerWindow !== undefined)
       positiveInteger("maxExecutionsPerWindow", this.maxExecutionsPerWindow);

@@ -68,6 +68,8 @@ type State = "open" | "stopped" | "completed" | "destroyed";
 const DEFAULT_MAX_BUFFER = 64;
 const DEFAULT_FLUSH_INTERVAL_MS = 50;
 const DEFAULT_MAX_PENDING = 10_000;
+/** setInterval's ceiling: a longer delay silently becomes 1 ms. */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 /**
  * Buffers an execution's logs, errors and results and hands them to
@@ -103,12 +105,19 @@ export class ResultStreamer implements AsyncIterable<StreamChunk> {
       "flushIntervalMs",
       options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
     );
+    if (this.flushIntervalMs > MAX_TIMER_DELAY_MS) {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `ResultStreamer: flushIntervalMs must be at most ${MAX_TIMER_DELAY_MS} ms, setInterval's ceiling (got ${this.flushIntervalMs})`,
+        { details: { field: "flushIntervalMs" } },
+      );
+    }
     this.maxPendingChunks = positiveInteger(
       "maxPendingChunks",
       options.maxPendingChunks ?? DEFAULT_MAX_PENDING,
     );
-    this.clock = options.clock ?? Date.now;
-    this.onListenerError = options.onListenerError;
+    this.clock = optionalFunction("clock", options.clock) ?? Date.now;
+    this.onListenerError = optionalFunction("onListenerError", options.onListenerError);
   }
 
   /** True after {@link complete} or {@link destroy}: pushes throw `SANDBOX_STREAM_CLOSED`. */
@@ -358,6 +367,15 @@ function positiveInteger(field: string, value: number): number {
   throw new SandboxError(
     SANDBOX_CODES.INVALID_CONFIG,
     `ResultStreamer: ${field} must be a positive integer (got ${String(value)})`,
+    { details: { field } },
+  );
+}
+
+function optionalFunction<T>(field: string, value: T | undefined): T | undefined {
+  if (value === undefined || typeof value === "function") return value;
+  throw new SandboxError(
+    SANDBOX_CODES.INVALID_CONFIG,
+    `ResultStreamer: ${field} must be a function (got ${value === null ? "null" : typeof value})`,
     { details: { field } },
   );
 }
