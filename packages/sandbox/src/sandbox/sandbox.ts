@@ -3,7 +3,7 @@ import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES, type SandboxCode, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { ModuleResolver } from "@suaveplan/sandbox-core/module-resolver";
 import { SandboxPool } from "@suaveplan/sandbox-core/pool";
-import { ResourceLimiter } from "@suaveplan/sandbox-core/resource-limiter";
+import { ResourceLimiter, truncateOutput } from "@suaveplan/sandbox-core/resource-limiter";
 import {
   parseSandboxConfig,
   parseSandboxOptions,
@@ -98,6 +98,7 @@ class SandboxFacade implements Sandbox {
   private runner: Promise<Runner> | undefined;
   private engineClass: Promise<EngineConstructor> | undefined;
   private destroyed = false;
+  private destroying: Promise<void> | undefined;
   private capabilities: EngineCapabilities | undefined;
 
   constructor(config: SandboxConfig) {
@@ -122,7 +123,7 @@ class SandboxFacade implements Sandbox {
     const parsed = parseSandboxOptions(options ?? {});
     const started = performance.now();
     const result = await this.run(code, context ?? {}, parsed);
-    return this.finish(code, result, started);
+    return this.finish(code, result, started, parsed.maxOutputSize ?? this.config.maxOutputSize);
   }
 
   executeStream(
@@ -189,8 +190,13 @@ class SandboxFacade implements Sandbox {
     this.limiter.reset();
   }
 
-  async destroy(): Promise<void> {
-    if (this.destroyed) return;
+  destroy(): Promise<void> {
+    // Every call, concurrent or later, waits for the same release.
+    this.destroying ??= this.release();
+    return this.destroying;
+  }
+
+  private async release(): Promise<void> {
     this.destroyed = true;
     const runner = this.runner;
     this.runner = undefined;
@@ -249,9 +255,12 @@ class SandboxFacade implements Sandbox {
     return runner.execute(transformed.code, context, options);
   }
 
-  private finish(code: string, raw: RunOutcome, started: number): SandboxResult {
+  private finish(code: string, raw: RunOutcome, started: number, maxOutputSize: number): SandboxResult {
     const result: SandboxResult = { ...raw, duration: raw.duration ?? performance.now() - started };
-    if (typeof result.result === "string") result.result = this.limiter.truncateOutput(result.result);
+    // The execution's own cap (options.maxOutputSize) wins over the config's.
+    if (typeof result.result === "string") result.result = truncateOutput(result.result, maxOutputSize);
+    // A guest can throw a message of any size; it is output like any other.
+    if (typeof result.error === "string") result.error = truncateOutput(result.error, maxOutputSize);
     if (this.config.enableAudit) this.audit.log(code, result, this.config.engine);
     const outcome = executionOutcome(result);
     recordExecution(this.config.engine, outcome);

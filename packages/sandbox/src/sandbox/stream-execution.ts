@@ -7,8 +7,10 @@ export type SandboxStreamChunk =
 
 /**
  * Run `start` lazily when iteration begins and yield each console line the
- * moment the engine reports it, then the result. Leaving the loop early stops
- * delivery (the execution itself still ends by its own timeout).
+ * moment the engine reports it, then the result. Leaving the loop early
+ * (`break`, `return()`) stops delivery and settles every pending `next()` at
+ * once; the execution itself still ends by its own timeout (or `destroy()`).
+ * Concurrent `next()` calls are answered in call order.
  */
 export function streamExecution(
   start: (onLog: (entry: LogEntry) => void) => Promise<SandboxResult>,
@@ -16,43 +18,58 @@ export function streamExecution(
   return {
     [Symbol.asyncIterator](): AsyncIterator<SandboxStreamChunk> {
       const queue: SandboxStreamChunk[] = [];
-      let wake: (() => void) | undefined;
+      /** Pending `next()` calls, oldest first; each is woken to re-check the state. */
+      const waiters: Array<() => void> = [];
       let done = false;
       let failure: { error: unknown } | undefined;
       let closed = false;
+      const wakeAll = () => {
+        for (const wake of waiters.splice(0)) wake();
+      };
       const push = (chunk: SandboxStreamChunk) => {
         if (closed) return;
         queue.push(chunk);
-        wake?.();
+        wakeAll();
       };
       start((entry) => push({ type: "log", data: entry, timestamp: Date.now() })).then(
         (result) => {
           push({ type: "complete", data: result, timestamp: Date.now() });
           done = true;
-          wake?.();
+          wakeAll();
         },
         (error: unknown) => {
           failure = { error };
           done = true;
-          wake?.();
+          wakeAll();
         },
       );
-      return {
-        async next(): Promise<IteratorResult<SandboxStreamChunk>> {
-          for (;;) {
-            const chunk = queue.shift();
-            if (chunk) return { value: chunk, done: false };
-            if (failure) throw failure.error;
-            if (done || closed) return { value: undefined, done: true };
-            await new Promise<void>((resolve) => {
-              wake = resolve;
-            });
-            wake = undefined;
+      // Serialise next() calls so concurrent callers get chunks in call order.
+      let previous: Promise<unknown> = Promise.resolve();
+      const pull = async (): Promise<IteratorResult<SandboxStreamChunk>> => {
+        for (;;) {
+          const chunk = queue.shift();
+          if (chunk) return { value: chunk, done: false };
+          if (closed) return { value: undefined, done: true };
+          if (failure) {
+            const { error } = failure;
+            failure = undefined;
+            closed = true;
+            throw error;
           }
+          if (done) return { value: undefined, done: true };
+          await new Promise<void>((resolve) => waiters.push(resolve));
+        }
+      };
+      return {
+        next(): Promise<IteratorResult<SandboxStreamChunk>> {
+          const result = previous.then(pull, pull);
+          previous = result.catch(() => undefined);
+          return result;
         },
         async return(): Promise<IteratorResult<SandboxStreamChunk>> {
           closed = true;
           queue.length = 0;
+          wakeAll();
           return { value: undefined, done: true };
         },
       };
