@@ -153,15 +153,7 @@ export class SandboxPool implements AsyncDisposable {
     if (this.destroyed !== undefined) throw disposedError("execute");
     const startedAt = this.clock();
     const acquired = await this.acquire();
-    if (acquired instanceof SandboxError) {
-      return {
-        success: false,
-        error: acquired.message,
-        errorCode: acquired.code,
-        duration: Math.max(0, this.clock() - startedAt),
-        logs: [],
-      };
-    }
+    if (acquired instanceof SandboxError) return this.failure(acquired, startedAt);
     const slot = acquired;
     this.counters.totalExecutions++;
     let abandon: () => void = () => undefined;
@@ -191,13 +183,7 @@ export class SandboxPool implements AsyncDisposable {
         SANDBOX_CODES.ENGINE_DISPOSED,
         "SandboxPool: the pool was destroyed while the code ran and the engine did not end the execution",
       );
-      return {
-        success: false,
-        error: error.message,
-        errorCode: error.code,
-        duration: Math.max(0, this.clock() - startedAt),
-        logs: [],
-      };
+      return this.failure(error, startedAt);
     }
     if (!isResultShaped(result)) {
       slot.retire = true;
@@ -206,16 +192,21 @@ export class SandboxPool implements AsyncDisposable {
         SANDBOX_CODES.ENGINE_FAILED,
         `SandboxPool: the engine did not resolve a SandboxResult (got ${result === null ? "null" : typeof result}); it was retired`,
       );
-      return {
-        success: false,
-        error: error.message,
-        errorCode: error.code,
-        duration: Math.max(0, this.clock() - startedAt),
-        logs: [],
-      };
+      return this.failure(error, startedAt);
     }
     this.release(slot);
     return result;
+  }
+
+  /** `error` as a `success:false` result timed from `startedAt`. */
+  private failure(error: SandboxError, startedAt: number): SandboxResult {
+    return {
+      success: false,
+      error: error.message,
+      errorCode: error.code,
+      duration: Math.max(0, this.clock() - startedAt),
+      logs: [],
+    };
   }
 
   /** Live engines (idle + busy). */
