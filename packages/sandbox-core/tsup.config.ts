@@ -16,5 +16,6 @@ export default defineConfig(
     "pool/index": "src/pool/index.ts",
     "testing/index": "src/testing/index.ts",
     "guest-script/index": "src/guest-script/index.ts",
+    "env/index": "src/env/index.ts",
   }),
 );

@@ -10,6 +10,8 @@ export {
   type AuditStatistics,
   hashCode,
 } from "./audit-logger/index.js";
+// Environment
+export { IDENTITY_ENV_KEYS, SENSITIVE_ENV_FRAGMENTS, sanitiseEnv } from "./env/index.js";
 // Errors
 export {
   type CodeRecord,
@@ -58,6 +60,7 @@ export {
 // Schemas
 export {
   describeZodError,
+  parseEngineLimits,
   parseSandboxConfig,
   parseSandboxModule,
   parseSandboxOptions,
@@ -67,6 +70,7 @@ export {
   SandboxModuleSchema,
   SandboxOptionsSchema,
   SandboxPoolConfigSchema,
+  withoutUndefined,
 } from "./schemas/index.js";
 // Telemetry
 export {
@@ -94,14 +98,19 @@ export {
   type EngineCapabilities,
   type EngineLimits,
   type EngineName,
+  failure,
+  type GuestErrorInfo,
   type LogEntry,
+  MAX_TIMER_MS,
   type LogLevel,
   type SandboxConfig,
   type SandboxEngine,
   type SandboxModule,
   type SandboxOptions,
   type SandboxPoolConfig,
+  type SandboxFailure,
   type SandboxResult,
+  type SandboxSuccess,
 } from "./types/index.js";
 
 // Code transformer: kept last, as its own export chunk.
@@ -116,6 +125,8 @@ export {
   type GuestSyntaxError,
   type ParsedGuestCode,
   parseGuestCode,
+  type PreparedGuestCode,
+  prepareGuestCode,
   type RuleFinding,
   type RuleInput,
   type TransformResult,

@@ -1,18 +1,15 @@
-// Engine
-// Child lifecycle
-// Environment
+// Engine and child lifecycle
 export {
   type ChildListener,
   type ChildLogFrame,
   type ChildOutcome,
   DEFAULT_EXIT_GRACE_MS,
-  IDENTITY_ENV_KEYS,
   type ProcessSpawner,
   type RaceChildOptions,
   raceChild,
-  SENSITIVE_ENV_FRAGMENTS,
   SpawnEngine,
   type SpawnEngineOptions,
   type SpawnedChild,
-  sanitiseEnv,
 } from "./spawn-engine/index.js";
+// Environment (moved to @suaveplan/sandbox-core/env; re-exported here for existing imports)
+export { IDENTITY_ENV_KEYS, SENSITIVE_ENV_FRAGMENTS, sanitiseEnv } from "@suaveplan/sandbox-core/env";

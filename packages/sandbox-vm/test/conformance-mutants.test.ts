@@ -75,12 +75,17 @@ const MUTANTS: Mutant[] = [
       }),
   },
   {
-    flaw: "turns a cyclic result into a string",
-    check: "refuses cyclic results: 'result is not transferable: cyclic'",
+    flaw: "copies a cycle once more instead of keeping it",
+    check: "returns cyclic results with their cycles",
     make: (limits) =>
       new MutantEngine(limits, async (inner, code, context, options) => {
         const result = await inner.execute(code, context, options);
-        return result.error?.includes("cyclic") ? { ...result, success: true, result: "[cyclic]" } : result;
+        if (result.success && typeof result.result === "object" && result.result !== null) {
+          const copy = { ...(result.result as Record<string, unknown>) };
+          if ("self" in copy) copy.self = { ...copy };
+          return { ...result, result: copy };
+        }
+        return result;
       }),
   },
   {
@@ -89,7 +94,7 @@ const MUTANTS: Mutant[] = [
     make: (limits) =>
       new MutantEngine(limits, async (inner, code, context, options) => {
         const result = await inner.execute(code, context, options);
-        return result.error ? { ...result, error: result.error.replace(/ at line \d+/, "") } : result;
+        return result.success ? result : { ...result, error: result.error.replace(/ \(line \d+, column \d+\)/, "") };
       }),
   },
   {

@@ -15,7 +15,7 @@ import {
 } from "@suaveplan/dsh-sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { truncationSentinel } from "@suaveplan/sandbox-core/resource-limiter";
-import { sanitiseEnv } from "@suaveplan/sandbox-spawn";
+import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
 import { reapRun, stdioLinksOf } from "./reap.js";
 
 /**

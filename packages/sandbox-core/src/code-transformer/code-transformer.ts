@@ -1,12 +1,8 @@
 import type { Program } from "acorn";
 import { SANDBOX_CODES, SandboxError } from "../error-codes/sandbox-codes.js";
-import {
-  type AnalysisFinding,
-  analyzeProgram,
-  BUILTIN_RULE_NAMES,
-  type BuiltinRuleName,
-} from "./analyze-program.js";
-import { type GuestSyntaxError, lineOf, parseGuestCode } from "./parse-guest-code.js";
+import { type AnalysisFinding, BUILTIN_RULE_NAMES, type BuiltinRuleName } from "./analyze-program.js";
+import { type GuestSyntaxError, lineOf } from "./parse-guest-code.js";
+import { prepareGuestCode } from "./prepare-guest-code.js";
 
 /** Default for {@link CodeTransformerOptions.maxCodeLength}, in UTF-16 code units. */
 export const DEFAULT_MAX_CODE_LENGTH = 100_000;
@@ -191,13 +187,15 @@ export class CodeTransformer {
         warnings: [],
       };
     }
-    const parsed = parseGuestCode(code);
-    if (!parsed.ok) return { code, blocked: false, applied, warnings: [], syntaxError: parsed.syntaxError };
+    const prepared = prepareGuestCode(code, { analyse: true });
+    if (prepared.syntaxError !== undefined) {
+      return { code, blocked: false, applied, warnings: [], syntaxError: prepared.syntaxError };
+    }
     const input: RuleInput = {
       code,
-      program: parsed.program,
-      sourceType: parsed.sourceType,
-      findings: analyzeProgram(parsed.program, parsed.sourceType),
+      program: prepared.program as Program,
+      sourceType: prepared.sourceType ?? "script",
+      findings: prepared.findings ?? [],
     };
     const warnings: string[] = [];
     let blockedBy: string | undefined;

@@ -9,3 +9,4 @@ export {
   type TransformRule,
 } from "./code-transformer.js";
 export { type GuestSyntaxError, type ParsedGuestCode, parseGuestCode } from "./parse-guest-code.js";
+export { type PreparedGuestCode, prepareGuestCode } from "./prepare-guest-code.js";

@@ -1,1 +1,1 @@
-export { type GuestScript, toGuestScript } from "./guest-script.js";
+export { type GuestScript, toGuestScript, type WrapShift, wrapTopLevelAwait, wrapWithShift } from "./guest-script.js";

@@ -1,5 +1,6 @@
 export {
   describeZodError,
+  parseEngineLimits,
   parseSandboxConfig,
   parseSandboxModule,
   parseSandboxOptions,
@@ -9,4 +10,5 @@ export {
   SandboxModuleSchema,
   SandboxOptionsSchema,
   SandboxPoolConfigSchema,
+  withoutUndefined,
 } from "./sandbox-schemas.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SANDBOX_CODES, type SandboxCode, SandboxError } from "../error-codes/sandbox-codes.js";
-import type { LogEntry, SandboxConfig, SandboxModule, SandboxOptions } from "../types/sandbox-types.js";
+import type { EngineLimits, LogEntry, SandboxConfig, SandboxModule, SandboxOptions } from "../types/sandbox-types.js";
 
 const MAX_TIMEOUT_MS = 2_147_483_647; // setTimeout's ceiling
 const milliseconds = z.number().int().positive().max(MAX_TIMEOUT_MS);
@@ -167,6 +167,25 @@ export function parseSandboxModule(input: unknown): SandboxModule {
   ) as SandboxModule;
 }
 
-function withoutUndefined<T extends object>(value: T): T {
+/**
+ * The one parser of an engine's basic limits (`timeout`, `memoryLimit`,
+ * `maxOutputSize`): unknown keys are ignored here (each engine validates its
+ * own extras), bad values throw `SANDBOX_INVALID_CONFIG` naming the field,
+ * missing ones take the defaults.
+ */
+export function parseEngineLimits(input: unknown = {}): EngineLimits {
+  const raw = (input ?? {}) as Partial<Record<keyof EngineLimits, unknown>>;
+  const config = parseSandboxConfig(
+    withoutUndefined({ timeout: raw.timeout, memoryLimit: raw.memoryLimit, maxOutputSize: raw.maxOutputSize }),
+  );
+  return Object.freeze({
+    timeout: config.timeout,
+    memoryLimit: config.memoryLimit,
+    maxOutputSize: config.maxOutputSize,
+  });
+}
+
+/** A copy of `value` without its `undefined` fields. */
+export function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

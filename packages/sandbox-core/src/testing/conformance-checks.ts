@@ -9,6 +9,7 @@ import type {
   SandboxResult,
 } from "../types/sandbox-types.js";
 import { activeResources, childPids, grownResources, sleep } from "./host-probes.js";
+import { checkParityRow, PARITY_ROWS } from "./parity-table.js";
 
 /** Tunables of the conformance suite (all optional). */
 export interface EngineConformanceOptions {
@@ -59,7 +60,15 @@ export interface ConformanceCheck {
   run(env: ConformanceEnv): Promise<void>;
 }
 
-const { TIMEOUT, ENGINE_FAILED, ENGINE_DISPOSED, MEMORY_EXCEEDED, INVALID_MODULE } = SANDBOX_CODES;
+const {
+  TIMEOUT,
+  ENGINE_DISPOSED,
+  MEMORY_EXCEEDED,
+  INVALID_MODULE,
+  GUEST_ERROR,
+  SYNTAX_ERROR,
+  RESULT_NOT_TRANSFERABLE,
+} = SANDBOX_CODES;
 
 /** What `fn` threw (as an Error with an optional code), or undefined when it returned. */
 function thrownBy(fn: () => unknown): (Error & { code?: unknown }) | undefined {
@@ -126,8 +135,6 @@ function logBytes(logs: readonly LogEntry[]): number {
   return logs.reduce((sum, entry) => sum + Buffer.byteLength(entry.message), 0);
 }
 
-const NOT_TRANSFERABLE = (kind: string): string => `result is not transferable: ${kind}`;
-
 /**
  * The contract, one entry per check. Every check asserts something observable,
  * so an engine that always answers `{ success: true }` (or always rejects)
@@ -189,8 +196,8 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
         7,
       );
       await expectValue(engine, "if (true) return 'early'; 'late'", "early");
-      const failed = await expectFailure(engine, "await null; throw new Error('after await')", ENGINE_FAILED);
-      expect(failed.error).toContain("after await");
+      const failed = await expectFailure(engine, "await null; throw new Error('after await')", GUEST_ERROR);
+      expect(failed.error).toBe(`Error: after await (line 1, column 19) (${GUEST_ERROR})`);
     },
   },
   {
@@ -198,55 +205,53 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
     name: "reports a rejected promise as a failure with its message",
     async run(env) {
       const engine = await env.engine();
-      const result = await expectFailure(engine, "Promise.reject(new Error('async boom'))", ENGINE_FAILED);
-      expect(result.error).toContain("async boom");
+      const result = await expectFailure(engine, "Promise.reject(new Error('async boom'))", GUEST_ERROR);
+      expect(result.error).toBe(`Error: async boom (line 1, column 16) (${GUEST_ERROR})`);
     },
   },
   {
     group: "results",
-    name: "refuses function results: 'result is not transferable: function'",
+    name: "refuses function results with SANDBOX_RESULT_NOT_TRANSFERABLE naming the path",
     async run(env) {
       const engine = await env.engine();
-      for (const code of [
-        "(function named() {})",
-        "() => 1",
-        "({ data: 1, method() {} })",
-        "[1, class {}]",
-      ]) {
-        const result = await expectFailure(engine, code, ENGINE_FAILED);
-        expect(result.error).toContain(NOT_TRANSFERABLE("function"));
-      }
-    },
-  },
-  {
-    group: "results",
-    name: "refuses symbol and BigInt results: 'result is not transferable: symbol|bigint'",
-    async run(env) {
-      const engine = await env.engine();
-      for (const [code, kind] of [
-        ["Symbol('s')", "symbol"],
-        ["({ key: Symbol.iterator })", "symbol"],
-        ["10n ** 20n", "bigint"],
-        ["[1n]", "bigint"],
+      for (const [code, path] of [
+        ["(function named() {})", "result"],
+        ["() => 1", "result"],
+        ["({ data: 1, method() {} })", "result.method"],
+        ["[1, class {}]", "result[1]"],
       ] as const) {
-        const result = await expectFailure(engine, code, ENGINE_FAILED);
-        expect(result.error).toContain(NOT_TRANSFERABLE(kind));
+        const result = await expectFailure(engine, code, RESULT_NOT_TRANSFERABLE);
+        expect(result.error.startsWith(`${path} cannot leave the sandbox: it is a function;`), result.error).toBe(true);
       }
     },
   },
   {
     group: "results",
-    name: "refuses cyclic results: 'result is not transferable: cyclic'",
+    name: "refuses symbol results and returns BigInt values",
     async run(env) {
       const engine = await env.engine();
-      for (const code of [
-        "const a = { n: 1 }; a.self = a; a",
-        "const list = [1]; list.push({ back: list }); list",
-      ]) {
-        const result = await expectFailure(engine, code, ENGINE_FAILED);
-        expect(result.error).toContain(NOT_TRANSFERABLE("cyclic"));
+      for (const [code, path] of [
+        ["Symbol('s')", "result"],
+        ["({ key: Symbol.iterator })", "result.key"],
+      ] as const) {
+        const result = await expectFailure(engine, code, RESULT_NOT_TRANSFERABLE);
+        expect(result.error.startsWith(`${path} cannot leave the sandbox: it is a symbol;`), result.error).toBe(true);
       }
-      // The engine is still usable afterwards.
+      await expectValue(engine, "10n ** 20n", 10n ** 20n);
+      await expectValue(engine, "[1n]", [1n]);
+    },
+  },
+  {
+    group: "results",
+    name: "returns cyclic results with their cycles",
+    async run(env) {
+      const engine = await env.engine();
+      const object = await expectValue(engine, "const a = { n: 1 }; a.self = a; a", expect.objectContaining({ n: 1 }));
+      const value = object.result as { self: unknown };
+      expect(value.self).toBe(value);
+      const list = await engine.execute("const list = [1]; list.push({ back: list }); list");
+      const items = list.result as [number, { back: unknown }];
+      expect(items[1].back).toBe(items);
       await expectValue(engine, "'still alive'", "still alive");
     },
   },
@@ -256,15 +261,22 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
     name: "reports a thrown Error with its name and message, without host stack frames",
     async run(env) {
       const engine = await env.engine();
-      const plain = await expectFailure(engine, "throw new Error('boom')", ENGINE_FAILED);
-      expect(plain.error).toContain("boom");
-      const typed = await expectFailure(engine, "null.property", ENGINE_FAILED);
-      expect(typed.error).toContain("TypeError");
-      const custom = await expectFailure(engine, "throw new RangeError('out of range')", ENGINE_FAILED);
-      expect(custom.error).toContain("RangeError: out of range");
-      for (const error of [plain.error, typed.error, custom.error]) {
-        expect(error).not.toMatch(/\n\s+at /);
-        expect(error).not.toContain(process.cwd());
+      const plain = await expectFailure(engine, "throw new Error('boom')", GUEST_ERROR);
+      expect(plain.error).toBe(`Error: boom (line 1, column 7) (${GUEST_ERROR})`);
+      const typed = await expectFailure(engine, "null.property", GUEST_ERROR);
+      expect(typed.error).toBe(`TypeError: Cannot read properties of null (reading 'property') (line 1, column 6) (${GUEST_ERROR})`);
+      const custom = await expectFailure(engine, "throw new RangeError('out of range')", GUEST_ERROR);
+      expect(custom.guestError).toStrictEqual({
+        name: "RangeError",
+        message: "out of range",
+        stack: "RangeError: out of range\n    at sandbox.js:1:7",
+        line: 1,
+        column: 7,
+      });
+      for (const result of [plain, typed, custom]) {
+        expect(result.error).not.toMatch(/\n\s+at /);
+        expect(JSON.stringify(result)).not.toContain(process.cwd());
+        expect(JSON.stringify(result)).not.toContain("node:internal");
       }
     },
   },
@@ -274,14 +286,14 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
     async run(env) {
       const engine = await env.engine();
       for (const [code, text] of [
-        ["throw 42", "42"],
-        ["throw null", "null"],
-        ["throw undefined", "undefined"],
-        ["throw 'plain text'", "plain text"],
-        ["throw { a: 1 }", '{"a":1}'],
+        ["throw 42", "Uncaught 42"],
+        ["throw null", "Uncaught null"],
+        ["throw undefined", "Uncaught undefined"],
+        ["throw 'plain text'", "Uncaught 'plain text'"],
+        ["throw { a: 1 }", "Uncaught { a: 1 }"],
       ] as const) {
-        const result = await expectFailure(engine, code, ENGINE_FAILED);
-        expect(result.error).toContain(text);
+        const result = await expectFailure(engine, code, GUEST_ERROR);
+        expect(result.error).toBe(`${text} (${GUEST_ERROR})`);
       }
     },
   },
@@ -290,9 +302,8 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
     name: "reports a syntax error with its message and line",
     async run(env) {
       const engine = await env.engine();
-      const result = await expectFailure(engine, "const a = 1;\nconst b = 2;\nconst = 3;", ENGINE_FAILED);
-      expect(result.error).toMatch(/SyntaxError: \S/);
-      expect(result.error).toMatch(/\bline 3\b/);
+      const result = await expectFailure(engine, "const a = 1;\nconst b = 2;\nconst = 3;", SYNTAX_ERROR);
+      expect(result.error).toBe(`SyntaxError: Unexpected token '=' (line 3, column 7) (${SYNTAX_ERROR})`);
     },
   },
   // ── context and modules ───────────────────────────────────────────────
@@ -491,11 +502,11 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
         { onLog },
       );
       resolved = true;
-      expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
         success: false,
-        errorCode: ENGINE_FAILED,
+        errorCode: GUEST_ERROR,
+        error: `Error: early (line 1, column 112) (${GUEST_ERROR})`,
       });
-      expect(result.error).toContain("early");
       await sleep(400);
       expect(late).toEqual([]);
     },
@@ -778,6 +789,16 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
       });
     },
   },
+  // ── parity: one table, exact values, every engine ─────────────────────
+  ...PARITY_ROWS.map(
+    (row): ConformanceCheck => ({
+      group: "parity",
+      name: row.name,
+      async run(env) {
+        await checkParityRow(await env.engine(), row);
+      },
+    }),
+  ),
 ]);
 
 /** True when `capabilities` lets the check run. */

@@ -8,3 +8,4 @@ export {
   type ResolvedConformanceOptions,
 } from "./conformance-checks.js";
 export { type MakeEngine, runConformanceCheck, runEngineConformance } from "./run-engine-conformance.js";
+export { checkParityRow, PARITY_ROWS, type ParityRow } from "./parity-table.js";

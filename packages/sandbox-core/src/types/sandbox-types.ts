@@ -72,16 +72,26 @@ export interface SandboxOptions {
   onLog?: (entry: LogEntry) => void;
 }
 
-/** The outcome of one execution. `execute` resolves this; it never rejects for guest failures. */
-export interface SandboxResult<T = unknown> {
-  /** True when the code ran to completion and its value crossed back. */
-  success: boolean;
-  /** The completion value (awaited when it is a promise), copied out of the sandbox. */
-  result?: T;
-  /** Human-readable failure text (never a host stack trace). */
-  error?: string;
-  /** Machine-readable failure code. */
-  errorCode?: SandboxCode;
+/** What the guest threw (or rejected with), as the guest saw it: guest frames only, never a host path. */
+export interface GuestErrorInfo {
+  /** The error's `name` (`TypeError`, …); `""` when the thrown value was not an error. */
+  name: string;
+  /** The error's message; for a non-error throw, the value as the console would show it. */
+  message: string;
+  /** Guest-only stack text (`TypeError: boom\n    at sandbox.js:1:7`); `""` when there is none. */
+  stack: string;
+  /** 1-based line in the guest code, when known. */
+  line?: number;
+  /** 1-based column in the guest code, when known. */
+  column?: number;
+  /** The registered source module whose evaluation threw, when it was one. */
+  module?: string;
+  /** True when the value was a rejection nothing handled (it fails the run, as in Node's default mode). */
+  unhandledRejection?: boolean;
+}
+
+/** Fields every result carries. */
+interface SandboxResultBase {
   /** Wall-clock duration, in ms. */
   duration: number;
   /** Captured console output, truncated at `maxOutputSize` bytes. */
@@ -89,6 +99,46 @@ export interface SandboxResult<T = unknown> {
   /** Heap bytes attributed to the execution, when the engine can tell. */
   memoryUsed?: number;
 }
+
+/** The code ran to completion and its value crossed back. */
+export interface SandboxSuccess<T = unknown> extends SandboxResultBase {
+  success: true;
+  /** The completion value (awaited when it is a promise), copied out of the sandbox by the value codec. */
+  result: T;
+  error?: undefined;
+  errorCode?: undefined;
+  guestError?: undefined;
+}
+
+/** The run failed; `errorCode` says how (guest error, syntax, timeout, memory, cancelled, engine). */
+export interface SandboxFailure extends SandboxResultBase {
+  success: false;
+  result?: undefined;
+  /** Human-readable failure text ending with its code (never a host stack trace or path). */
+  error: string;
+  /** Machine-readable failure code. */
+  errorCode: SandboxCode;
+  /** Set for `SANDBOX_GUEST_ERROR` and `SANDBOX_SYNTAX_ERROR`: what the guest threw, with its location. */
+  guestError?: GuestErrorInfo;
+}
+
+/**
+ * The outcome of one execution, discriminated on `success`. `execute`
+ * resolves this for every guest failure; it rejects only for misuse.
+ */
+export type SandboxResult<T = unknown> = SandboxSuccess<T> | SandboxFailure;
+
+/** A failure result whose text ends with its code: the one way every package builds one. */
+export function failure(
+  code: SandboxCode,
+  text: string,
+  extra: Partial<Omit<SandboxFailure, "success" | "error" | "errorCode">> = {},
+): SandboxFailure {
+  return { duration: 0, logs: [], ...extra, success: false, error: `${text} (${code})`, errorCode: code };
+}
+
+/** setTimeout's ceiling (2^31 − 1 ms); longer delays fire at once, so every timer and interval is capped here. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * A module made available to guest code as a global of the same name.

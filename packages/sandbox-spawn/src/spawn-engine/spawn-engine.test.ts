@@ -6,7 +6,7 @@ import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeChild } from "../../test/support/fake-child.js";
 import { buildChildArgs } from "../internal/node-args.js";
-import { sanitiseEnv } from "./sanitise-env.js";
+import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
 import { type ProcessSpawner, SpawnEngine } from "./spawn-engine.js";
 
 const fixture = (name: string): string =>

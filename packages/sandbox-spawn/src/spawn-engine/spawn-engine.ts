@@ -18,7 +18,7 @@ import type {
 import { buildChildArgs, heapMiB, isNodeRuntimeVariable } from "../internal/node-args.js";
 import { maxLogLines, type RunnerModule } from "../runner/protocol.js";
 import { type ChildLogFrame, type ChildOutcome, raceChild, type SpawnedChild } from "./race-child.js";
-import { sanitiseEnv } from "./sanitise-env.js";
+import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
 
 /**
  * Starts a child process; the seam tests use for what a real child cannot

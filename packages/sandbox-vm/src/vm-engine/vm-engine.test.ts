@@ -32,7 +32,7 @@ describe("VmEngine", () => {
     expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
       success: false,
       errorCode: SANDBOX_CODES.TIMEOUT,
-      error: "Script execution timed out after 100 ms (SANDBOX_TIMEOUT)",
+      error: "Execution timed out after 100 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
     });
   });
 
@@ -87,38 +87,37 @@ describe("VmEngine", () => {
       {
         success: false,
         errorCode: SANDBOX_CODES.INVALID_OPTIONS,
-        error:
-          "context.helper.run is not transferable: function; context values must be JSON-compatible data (SANDBOX_INVALID_OPTIONS)",
+        error: "context.helper.run: a function cannot be copied into the sandbox; pass plain data (SANDBOX_INVALID_OPTIONS)",
       },
     );
-    const cyclic: Record<string, unknown> = {};
+    const cyclic: Record<string, unknown> = { n: 1 };
     cyclic.self = cyclic;
-    const cyclicContext = await vm.execute("1", { cyclic });
-    expect(cyclicContext.error).toContain("context.cyclic.self is not transferable: cyclic");
+    const cyclicContext = await vm.execute("cyclic.self === cyclic && cyclic.n", { cyclic });
+    expect({ success: cyclicContext.success, result: cyclicContext.result }).toEqual({ success: true, result: 1 });
   });
 
   it("reports syntax errors with their line and no host frames", async () => {
     const result = await engine().execute("const a = 1;\nconst = 2;");
     expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
       success: false,
-      errorCode: SANDBOX_CODES.ENGINE_FAILED,
-      error: "SyntaxError: Unexpected token '=' at line 2 (SANDBOX_ENGINE_FAILED)",
+      errorCode: SANDBOX_CODES.SYNTAX_ERROR,
+      error: "SyntaxError: Unexpected token '=' (line 2, column 7) (SANDBOX_SYNTAX_ERROR)",
     });
   });
 
-  it("crosses results by JSON rules: Dates become strings, non-finite numbers null, undefined members dropped", async () => {
+  it("crosses results through the shared codec: Dates stay Dates, non-finite numbers and undefined members stay", async () => {
     const vm = engine();
     const result = await vm.execute(
       "({ when: new Date(0), nan: NaN, inf: -Infinity, gone: undefined, list: [undefined, 1] })",
     );
-    expect(result.result).toEqual({
-      when: "1970-01-01T00:00:00.000Z",
-      nan: null,
-      inf: null,
-      list: [null, 1],
+    expect(result.result).toStrictEqual({
+      when: new Date(0),
+      nan: Number.NaN,
+      inf: Number.NEGATIVE_INFINITY,
+      gone: undefined,
+      list: [undefined, 1],
     });
-    expect(Object.keys(result.result as object)).toEqual(["when", "nan", "inf", "list"]);
-    expect((await vm.execute("NaN")).result).toBeNull();
+    expect((await vm.execute("NaN")).result).toBeNaN();
   });
 
   it("fails the execution on an uncaught error in a timer, even after a value", async () => {
@@ -127,8 +126,8 @@ describe("VmEngine", () => {
     );
     expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
       success: false,
-      errorCode: SANDBOX_CODES.ENGINE_FAILED,
-      error: "TypeError: late boom (SANDBOX_ENGINE_FAILED)",
+      errorCode: SANDBOX_CODES.GUEST_ERROR,
+      error: "TypeError: late boom (line 1, column 26) (SANDBOX_GUEST_ERROR)",
     });
   });
 
@@ -143,11 +142,11 @@ describe("VmEngine", () => {
     const vm = engine();
     const timer = await vm.execute("setTimeout('1 + 1', 1)");
     expect(timer.error).toBe(
-      "TypeError: The callback must be a function; code strings are not evaluated in the sandbox (SANDBOX_ENGINE_FAILED)",
+      'TypeError: The "callback" argument must be of type function; code strings are not evaluated in the sandbox (line 1, column 1) (SANDBOX_GUEST_ERROR)',
     );
     const evaluated = await vm.execute("eval('1 + 1')");
     expect(evaluated.error).toBe(
-      "EvalError: Code generation from strings disallowed for this context (SANDBOX_ENGINE_FAILED)",
+      "EvalError: Code generation from strings disallowed for this context (line 1, column 1) (SANDBOX_GUEST_ERROR)",
     );
   });
 
@@ -179,7 +178,7 @@ describe("VmEngine", () => {
     const vm = engine();
     vm.registerModule({ name: "bad", source: "throw new Error('init failed')" });
     const result = await vm.execute("1");
-    expect(result.error).toBe("module bad failed: Error: init failed (SANDBOX_ENGINE_FAILED)");
+    expect(result.error).toBe("module bad failed: Error: init failed (SANDBOX_GUEST_ERROR)");
   });
 
   it("resolves in-flight executions with SANDBOX_ENGINE_DISPOSED on destroy and refuses registration after", async () => {
@@ -215,11 +214,7 @@ describe("VmEngine", () => {
       {},
       { timeout: 5000 },
     );
-    expect(result.result).toEqual([
-      10_000,
-      "RangeError",
-      "Too many pending timers in the sandbox (limit 10000)",
-    ]);
+    expect(result.result).toEqual([1_000, "RangeError", "Too many pending timers in the sandbox (limit 1000)"]);
   });
 
   it("supports await using", async () => {
@@ -231,12 +226,15 @@ describe("VmEngine", () => {
     expect(seen).toEqual([{ level: "info", message: "inside" }]);
   });
 
-  it("formats console arguments: objects as JSON, errors as Name: message", async () => {
+  it("formats console arguments as util.inspect does: objects, errors with their guest stack, BigInt, symbols", async () => {
     const result = await engine().execute(
       "console.log({ a: [1, 'x'] }, new RangeError('bad'), undefined, 2n, Symbol('s'), function named() {}); 0",
     );
     expect(result.logs).toEqual([
-      { level: "log", message: '{"a":[1,"x"]} RangeError: bad undefined 2n Symbol(s) [Function: named]' },
+      {
+        level: "log",
+        message: "{ a: [ 1, 'x' ] } RangeError: bad\n    at sandbox.js:1:30 undefined 2n Symbol(s) [Function: named]",
+      },
     ]);
   });
 });

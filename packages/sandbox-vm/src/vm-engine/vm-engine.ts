@@ -1,21 +1,25 @@
-import { Script } from "node:vm";
-import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
+import type { Script } from "node:vm";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { toGuestScript } from "@suaveplan/sandbox-core/guest-script";
-import { parseSandboxConfig, parseSandboxModule, parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
-import type {
-  EngineCapabilities,
-  EngineLimits,
-  SandboxEngine,
-  SandboxModule,
-  SandboxOptions,
-  SandboxResult,
+import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import {
+  type EngineCapabilities,
+  type EngineLimits,
+  failure,
+  type SandboxEngine,
+  type SandboxModule,
+  type SandboxOptions,
+  type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
-import { GUEST_FILENAME, MODULE_FILENAME_PREFIX, moduleScriptSource } from "../internal/guest-runtime.js";
-import { encodeHostValue, NotTransferableError } from "../internal/host-transfer.js";
+import {
+  buildExecutionRequest,
+  compileGuestScript,
+  type GuestDriver,
+  ModuleRegistry,
+  startVmExecution,
+  toSandboxResult,
+} from "@suaveplan/sandbox-guest";
 import { LruCache } from "../internal/script-cache.js";
 import { isStraightLine } from "../internal/straight-line.js";
-import { type ExecutionPlan, failure, VmExecution } from "../internal/vm-execution.js";
 
 /** What the vm engine guarantees — and what it does not. */
 export const VM_CAPABILITIES: EngineCapabilities = Object.freeze({
@@ -29,32 +33,24 @@ export const VM_CAPABILITIES: EngineCapabilities = Object.freeze({
 /** Options of {@link VmEngine}; every field is optional. */
 export type VmEngineOptions = Partial<EngineLimits>;
 
-/** Code that may use top-level `await` or `return` (checked properly by `toGuestScript`). */
-const MAY_NEED_WRAPPING = /await|return/;
-
-/** Compiled user scripts kept per engine (by exact source text). */
+/** Compiled user scripts kept per engine (by exact prepared source). */
 const SCRIPT_CACHE_SIZE = 64;
-
-type PreparedModule = { name: string; json: string } | { name: string; script: Script };
 
 /** A compiled user script and whether it is a provably bounded pure expression. */
 interface CompiledCode {
-  script: Script;
+  script: Script | undefined;
   straightLine: boolean;
 }
 
 /**
- * Runs guest JavaScript in a fresh `node:vm` context per execution.
+ * Runs guest JavaScript in a fresh `node:vm` context per execution, on the
+ * shared guest runtime (`@suaveplan/sandbox-guest`): the same kernel, codec,
+ * console formatting and error codes as every other engine.
  *
- * - The code is a script; its completion value is the result (a returned
- *   promise is awaited). Top-level `await` and `return` work as in an async
- *   function body (see `toGuestScript`). Results and context values cross by structured
- *   copy as JSON-compatible data; no host object is reachable from guest code.
  * - `timeout` (ms) bounds sync loops, microtask loops, pending timers and
  *   never-settling promises (`microtaskMode: "afterEvaluate"`).
  * - String code generation and WebAssembly are disabled in the context;
- *   dynamic `import()` is refused before running (in node:vm its rejection
- *   would carry a host-realm error, a known route to the host).
+ *   dynamic `import()` rejects with a guest-realm error.
  * - `memoryLimit` is accepted but NOT enforced: node:vm shares the host's
  *   heap and cannot bound it (`capabilities.enforcesMemoryLimit` is false).
  *
@@ -74,102 +70,75 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   readonly capabilities: EngineCapabilities = VM_CAPABILITIES;
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
-  private readonly modules = new Map<string, PreparedModule>();
-  private modulesJson: string | undefined;
+  private readonly modules = new ModuleRegistry(checkModuleSource);
   private readonly scripts = new LruCache<string, CompiledCode>(SCRIPT_CACHE_SIZE);
-  private readonly live = new Set<VmExecution>();
+  private readonly live = new Set<GuestDriver>();
   private destroyed = false;
-  private importGuard: CodeTransformer | undefined;
 
   /**
    * @param options - `timeout` (ms, default 5000), `maxOutputSize` (bytes,
-   * default 1 MiB), `memoryLimit` (bytes; accepted, not enforced).
+   * default 1 MiB), `memoryLimit` (bytes; accepted, not enforced; bounds the result's size).
    * @throws SandboxError `SANDBOX_INVALID_CONFIG` when a limit is not a positive integer.
    */
   constructor(options: VmEngineOptions = {}) {
-    const { timeout, memoryLimit, maxOutputSize } = options;
-    const config = parseSandboxConfig(
-      Object.fromEntries(
-        Object.entries({ timeout, memoryLimit, maxOutputSize }).filter(([, value]) => value !== undefined),
-      ),
-    );
-    this.limits = Object.freeze({
-      timeout: config.timeout,
-      memoryLimit: config.memoryLimit,
-      maxOutputSize: config.maxOutputSize,
-    });
+    this.limits = parseEngineLimits(options);
   }
 
   /**
-   * Run `code` in a fresh context. Resolves a result for every guest failure
-   * (`SANDBOX_TIMEOUT`, `SANDBOX_ENGINE_FAILED`, `SANDBOX_CODE_BLOCKED` for
-   * `import()`, `SANDBOX_INVALID_OPTIONS`) and, after {@link destroy},
-   * `SANDBOX_ENGINE_DISPOSED`. Never rejects.
+   * Run `code` in a fresh context. Resolves a result for every failure —
+   * the guest's (`SANDBOX_GUEST_ERROR`, `SANDBOX_SYNTAX_ERROR`,
+   * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`), bad input
+   * (`SANDBOX_INVALID_OPTIONS`) and use after {@link destroy}
+   * (`SANDBOX_ENGINE_DISPOSED`). Never rejects.
    */
-  async execute(
-    code: string,
-    context: Record<string, unknown> = {},
-    options: SandboxOptions = {},
-  ): Promise<SandboxResult> {
+  async execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult> {
     if (this.destroyed) return disposed();
-    let execution: VmExecution | undefined;
+    const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
+    if (!built.ok) return built.result;
+    const { request } = built;
+    let driver: GuestDriver;
     try {
-      const plan = this.plan(code, context, options);
-      if (!("script" in plan)) return plan;
-      execution = new VmExecution(plan, (ended) => this.live.delete(ended));
-      this.live.add(execution);
-      return await execution.start();
+      const compiled = this.compile(request.code);
+      driver = startVmExecution(request, {
+        onLog: built.onLog,
+        script: compiled.script,
+        // A getter from a source module could run user code even in a pure expression.
+        watchdog: !compiled.straightLine || request.sourceModules.length > 0,
+      });
     } catch (error) {
       // Only the host can fail here (e.g. out of memory creating a context); never reject.
-      const text = `VmEngine could not run the code: ${error instanceof Error ? error.message : String(error)}`;
-      execution?.abort(SANDBOX_CODES.ENGINE_FAILED, text);
-      return failure(SANDBOX_CODES.ENGINE_FAILED, text);
+      return failure(
+        SANDBOX_CODES.ENGINE_FAILED,
+        `VmEngine could not run the code: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
+    this.live.add(driver);
+    const ended = await driver.result;
+    this.live.delete(driver);
+    return toSandboxResult(ended.outcome, ended);
   }
 
   /**
    * Make a module available to later executions as a global named
-   * `module.name`: `exports` (plain data, copied in) or `source` (guest
-   * JavaScript assigning `module.exports`, evaluated inside each execution;
-   * wins over `exports` when both are given). Replaces a module of the same name.
-   * @throws SandboxError `SANDBOX_INVALID_MODULE` (bad name, non-transferable
-   * exports, source that does not compile) or `SANDBOX_ENGINE_DISPOSED`.
+   * `module.name`: `exports` (plain data, copied in by the codec) or `source`
+   * (guest JavaScript assigning `module.exports`, evaluated inside each
+   * execution; wins over `exports` when both are given). Replaces a module of the same name.
+   * @throws SandboxError `SANDBOX_INVALID_MODULE` (bad name, exports that cannot
+   * cross, source that does not compile) or `SANDBOX_ENGINE_DISPOSED`.
    */
   registerModule(module: SandboxModule): void {
     this.assertUsable("registerModule");
-    const parsed = parseSandboxModule(module);
-    let prepared: PreparedModule;
-    if (parsed.source !== undefined) {
-      prepared = { name: parsed.name, script: this.compileModule(parsed.name, parsed.source) };
-    } else {
-      let json: string | undefined;
-      try {
-        json = encodeHostValue(parsed.exports, `module ${parsed.name} exports`);
-      } catch (error) {
-        throw new SandboxError(
-          SANDBOX_CODES.INVALID_MODULE,
-          `${error instanceof Error ? error.message : String(error)}; module exports must be JSON-compatible data`,
-          { cause: error },
-        );
-      }
-      prepared = { name: parsed.name, json: json ?? "null" };
-    }
-    this.modules.delete(parsed.name);
-    this.modules.set(parsed.name, prepared);
-    this.modulesJson = undefined;
+    this.modules.register(module);
   }
 
   /** Remove a module; true when it was registered. */
   unregisterModule(name: string): boolean {
-    const removed = this.modules.delete(name);
-    if (removed) this.modulesJson = undefined;
-    return removed;
+    return this.modules.unregister(name);
   }
 
   /** Drop every registered module and the compiled-script cache. */
   reset(): void {
     this.modules.clear();
-    this.modulesJson = undefined;
     this.scripts.clear();
   }
 
@@ -180,8 +149,8 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
-    for (const execution of [...this.live]) {
-      execution.abort(SANDBOX_CODES.ENGINE_DISPOSED, "VmEngine was destroyed while the code ran");
+    for (const driver of [...this.live]) {
+      driver.abort({ kind: "disposed", message: "VmEngine was destroyed while the code ran" });
     }
     this.live.clear();
     this.reset();
@@ -192,109 +161,19 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     return this.destroy();
   }
 
-  private plan(
-    code: string,
-    context: Record<string, unknown>,
-    options: SandboxOptions,
-  ): ExecutionPlan | SandboxResult {
-    let resolved: SandboxOptions = options;
-    if (options === null || typeof options !== "object" || Object.keys(options).length > 0) {
-      try {
-        resolved = parseSandboxOptions(options);
-      } catch (error) {
-        return failure(SANDBOX_CODES.INVALID_OPTIONS, withoutCode(error));
-      }
-    }
-    if (typeof code !== "string") {
-      return failure(SANDBOX_CODES.INVALID_OPTIONS, `code must be a string (got ${typeof code})`);
-    }
-    const contextJson = encodeContext(context);
-    if (typeof contextJson !== "string") return contextJson;
-    const compiled = this.compile(code);
-    if (!("straightLine" in compiled)) return compiled;
-    const sourceModules: Script[] = [];
-    for (const prepared of this.modules.values()) {
-      if ("script" in prepared) sourceModules.push(prepared.script);
-    }
-    return {
-      script: compiled.script,
-      // A getter from a source module could run user code even in a pure expression.
-      watchdog: !compiled.straightLine || sourceModules.length > 0,
-      contextJson,
-      modulesJson: this.dataModulesJson(),
-      sourceModules,
-      timeoutMs: resolved.timeout ?? this.limits.timeout,
-      maxOutputSize: resolved.maxOutputSize ?? this.limits.maxOutputSize,
-      onLog: resolved.onLog,
-    };
-  }
-
-  private compile(code: string): CompiledCode | SandboxResult {
-    const cached = this.scripts.get(code);
+  private compile(source: string): CompiledCode {
+    const cached = this.scripts.get(source);
     if (cached) return cached;
-    // Top-level await/return: wrapped like every engine does (toGuestScript parses only when it may be needed).
-    const source = MAY_NEED_WRAPPING.test(code) ? toGuestScript(code).source : code;
-    let script: Script;
+    let script: Script | undefined;
     try {
-      script = new Script(source, { filename: GUEST_FILENAME });
-    } catch (error) {
-      return failure(SANDBOX_CODES.ENGINE_FAILED, describeSyntaxError(error));
+      script = compileGuestScript(source);
+    } catch {
+      // The realm compiles it again and reports the SyntaxError with its location.
+      return { script: undefined, straightLine: false };
     }
-    const refusal = this.refuseImport(source);
-    if (refusal !== undefined) return failure(SANDBOX_CODES.CODE_BLOCKED, refusal);
     const compiled = { script, straightLine: isStraightLine(source) };
-    this.scripts.set(code, compiled);
+    this.scripts.set(source, compiled);
     return compiled;
-  }
-
-  private compileModule(name: string, source: string): Script {
-    const refusal = this.refuseImport(source);
-    if (refusal !== undefined) {
-      throw new SandboxError(SANDBOX_CODES.INVALID_MODULE, `module ${name}: ${refusal}`);
-    }
-    try {
-      return new Script(moduleScriptSource(name, source), {
-        filename: `${MODULE_FILENAME_PREFIX}${name}.js`,
-      });
-    } catch (error) {
-      throw new SandboxError(
-        SANDBOX_CODES.INVALID_MODULE,
-        `module ${name} does not compile: ${describeSyntaxError(error)}`,
-      );
-    }
-  }
-
-  /**
-   * In node:vm a dynamic `import()` rejects with a host-realm error whose
-   * constructor chain reaches the host's `Function` — a known escape. Refuse
-   * it before running: `import` cannot be spelled with escapes, so code
-   * without the word never needs a parse.
-   */
-  private refuseImport(code: string): string | undefined {
-    if (!code.includes("import")) return undefined;
-    this.importGuard ??= new CodeTransformer({
-      builtins: ["block-import-dynamic"],
-      maxCodeLength: Number.MAX_SAFE_INTEGER,
-    });
-    const checked = this.importGuard.transform(code);
-    if (checked.blocked) {
-      return `${checked.reason ?? "import"} is not available in the vm engine (node:vm would hand the code a host object)`;
-    }
-    if (checked.syntaxError !== undefined) {
-      return "the code mentions `import` and could not be verified free of dynamic import() by the parser";
-    }
-    return undefined;
-  }
-
-  private dataModulesJson(): string {
-    if (this.modulesJson === undefined) {
-      const entries: string[] = [];
-      for (const prepared of this.modules.values()) {
-        if ("json" in prepared) entries.push(`[${JSON.stringify(prepared.name)},${prepared.json}]`);
-      }
-      this.modulesJson = entries.length === 0 ? "" : `[${entries.join(",")}]`;
-    }
-    return this.modulesJson;
   }
 
   private assertUsable(what: string): void {
@@ -311,36 +190,12 @@ function disposed(): SandboxResult {
   return failure(SANDBOX_CODES.ENGINE_DISPOSED, "VmEngine was destroyed; create a new VmEngine to run code");
 }
 
-function encodeContext(context: unknown): string | SandboxResult {
-  if (context === undefined || context === null) return "";
-  if (typeof context !== "object" || Array.isArray(context)) {
-    return failure(
-      SANDBOX_CODES.INVALID_OPTIONS,
-      "context must be a plain object of values to copy in as globals",
-    );
-  }
-  if (Object.keys(context).length === 0) return "";
+/** A source module must compile as a function body (checked once, at registration). */
+function checkModuleSource(_name: string, source: string): string | undefined {
   try {
-    return encodeHostValue(context, "context") ?? "";
+    compileGuestScript(`(function (module, exports) {${source}\n})`);
+    return undefined;
   } catch (error) {
-    if (error instanceof NotTransferableError) {
-      return failure(
-        SANDBOX_CODES.INVALID_OPTIONS,
-        `${error.message}; context values must be JSON-compatible data`,
-      );
-    }
-    return failure(SANDBOX_CODES.INVALID_OPTIONS, `context could not be copied: ${withoutCode(error)}`);
+    return `does not compile: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
   }
-}
-
-/** `SyntaxError: Unexpected token '=' at line 3`, from a compile error (no host frames). */
-function describeSyntaxError(error: unknown): string {
-  if (!(error instanceof Error)) return `SyntaxError: ${String(error)}`;
-  const where = /^[^\n]*:(\d+)\n/.exec(error.stack ?? "");
-  return `${error.name}: ${error.message}${where ? ` at line ${where[1]}` : ""}`;
-}
-
-function withoutCode(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/ \(SANDBOX_[A-Z_]+\)$/, "");
 }

@@ -1,0 +1,1 @@
+export { IDENTITY_ENV_KEYS, SENSITIVE_ENV_FRAGMENTS, sanitiseEnv } from "./sanitise-env.js";

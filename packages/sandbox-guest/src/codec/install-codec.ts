@@ -1,0 +1,992 @@
+import type { KernelKit, NotTransferableRecord } from "../kernel/kernel-kit.js";
+
+/**
+ * Install the value codec on `kit`: `kit.encode`, `kit.decode` and `kit.isNotTransferable`.
+ *
+ * REALM-NEUTRAL. This function is stringified and evaluated inside each guest realm, and the host
+ * runs the very same function in its own realm ({@link createHostCodec}), so it uses only `kit`
+ * and the ECMAScript built-ins of the realm it runs in. Every intrinsic is captured when it is
+ * installed; afterwards nothing is looked up on a value being encoded (no `value.forEach`, no
+ * `instanceof`, no `toJSON`): kinds are told by calling captured brand getters, and a guest that
+ * replaces prototype methods after install cannot change what crosses.
+ *
+ * ## Format
+ *
+ * JSON text. Finite numbers other than `-0`, strings, booleans and `null` are themselves; every
+ * other value is a JSON array whose first element is a one-letter tag:
+ *
+ * | node | value |
+ * | --- | --- |
+ * | `["u"]` | `undefined` |
+ * | `["n", "NaN" \| "Infinity" \| "-Infinity" \| "-0"]` | the special numbers |
+ * | `["b", "-123"]` | BigInt, decimal text |
+ * | `["D", ms]` | Date; `ms` is `"NaN"` for an invalid date |
+ * | `["R", source, flags]` | RegExp (`lastIndex` is not kept) |
+ * | `["a", [item, …]]` | Array; a hole is `["h"]`, so the length (trailing holes too) is kept; own non-index properties are dropped |
+ * | `["o", [[key, value], …]]` | any other object: own enumerable string keys in order, the getter of an accessor run once; symbol keys and the prototype dropped (class instances become plain objects) |
+ * | `["M", [[key, value], …]]` | Map |
+ * | `["S", [item, …]]` | Set |
+ * | `["E", name, message, stack, [[key, value], …]]` | Error: the own enumerable string keys other than `stack` and `message`, then `cause` and `errors` when they are own non-enumerable properties (as `new Error(m, { cause })` and `AggregateError` make them) |
+ * | `["T", kind, base64]` | typed array (`kind` is `Int8Array` … `BigUint64Array`); the viewed bytes only, so the copy has byteOffset 0 |
+ * | `["V", base64]` | DataView (the viewed bytes only) |
+ * | `["B", base64]` | ArrayBuffer |
+ * | `["r", n]` | the n-th object node already emitted (0-based, counted in pre-order of first emission): shared references and cycles |
+ *
+ * Object nodes are every node above but `u`, `n`, `b` and `r`. Decoding rebuilds each with the
+ * decoding realm's constructors: an Error becomes the realm's `Error`, `TypeError`, `RangeError`,
+ * `SyntaxError`, `ReferenceError`, `EvalError`, `URIError` or `AggregateError` picked by `name`
+ * (`Error` for any other name, which is then kept as an own `name`), with `stack` as an own
+ * property holding the given text; `cause` (and `errors` of an AggregateError) are defined
+ * non-enumerable, every other key enumerable. Keys are defined with `defineProperty`, so a
+ * `__proto__` key is an own property.
+ *
+ * ## Refusals
+ *
+ * Functions (proxies of functions too), symbols, WeakMap, WeakSet, WeakRef, FinalizationRegistry,
+ * Promise, SharedArrayBuffer and views on one, boxed primitives (`new Number(1)`, …) and revoked
+ * proxies cannot cross. An object is told apart by its brand when its prototype chain names a
+ * built-in kind; an object whose prototype chain was rewritten to hide its kind (for example
+ * `Object.setPrototypeOf(new WeakMap(), null)`) is encoded as a plain object of its own
+ * enumerable properties. `encode` then throws a frozen {@link NotTransferableRecord} made with the
+ * realm's `Object`:
+ *
+ * - `path` starts with `root` and names each step as JavaScript would read it: `.name` for an
+ *   identifier key, `["a b"]` for any other key, `[3]` for an array index, `.get(key)` for the
+ *   value under a Map key that is a primitive (rendered as a literal of at most 40 characters:
+ *   `.get("k")`, `.get(1)`, `.get(2n)`), `.values()[i]` for the value of the i-th Map entry
+ *   whose key is an object (or longer), `.keys()[i]` for the i-th Map key, `.values()[i]` for
+ *   the i-th Set member. Example: `result.items[3].fn`, `args[0].get("k").values()[1]`.
+ * - `what` is `function`, `symbol`, `WeakMap`, `WeakSet`, `WeakRef`, `FinalizationRegistry`,
+ *   `Promise`, `SharedArrayBuffer`, `Number object` (likewise `String`, `Boolean`, `BigInt`,
+ *   `Symbol`), `revoked Proxy`, `array with an invalid length` (a Proxy lying about its length),
+ *   `nested deeper than 1000 levels` (an array, object, Map, Set or Error inside 1000 others), or
+ *   `larger than ${maxBytes} bytes` as soon as the text written so far (UTF-16 code units × 2)
+ *   exceeds `maxBytes`; a string (or key, bytes, BigInt) that cannot fit is refused before its
+ *   text is built. A string referenced many times is written, and counted, many times.
+ *
+ * A throw from a getter or a Proxy trap propagates unchanged (it is the guest's own error).
+ *
+ * `decode` throws a TypeError for text that is not codec text (bad JSON, unknown tags, wrong
+ * arity, bad references or base64, nesting deeper than 1000 levels); it runs no code of the
+ * value's author.
+ */
+export function installCodec(kit: KernelKit): void {
+  type Uncurried = (self: unknown, ...args: unknown[]) => unknown;
+  interface Descriptor {
+    value?: unknown;
+    get?: () => unknown;
+    enumerable?: boolean;
+    writable?: boolean;
+    configurable?: boolean;
+  }
+
+  // ---- intrinsics, captured before any guest code runs ------------------------------------
+  const ObjectPrototype = Object.prototype;
+  const freeze = Object.freeze;
+  const objectKeys = Object.keys;
+  const hasOwn = Object.hasOwn;
+  const setPrototypeOf = Object.setPrototypeOf;
+  const defineProperty = Object.defineProperty;
+  const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor as (
+    o: unknown,
+    k: PropertyKey,
+  ) => Descriptor;
+  const getPrototypeOf = Reflect.getPrototypeOf as (o: unknown) => object | null;
+  const apply = Reflect.apply;
+  const deleteProperty = Reflect.deleteProperty;
+  const isArray = Array.isArray;
+  const isView = ArrayBuffer.isView;
+  const numberIsFinite = Number.isFinite;
+  const numberIsNaN = Number.isNaN;
+  const isInteger = Number.isInteger;
+  const mathCeil = Math.ceil;
+  const jsonStringify = JSON.stringify as (value: string) => string;
+  const jsonParse = JSON.parse;
+  const BigIntCtor = BigInt;
+  const StringCtor = String;
+  const asUintN = BigInt.asUintN;
+  const TypeErrorCtor = TypeError;
+  const MapCtor = Map;
+  const SetCtor = Set;
+  const DateCtor = Date;
+  const RegExpCtor = RegExp;
+  const ArrayBufferCtor = ArrayBuffer;
+  const Uint8ArrayCtor = Uint8Array;
+  const Int16ArrayCtor = Int16Array;
+  const DataViewCtor = DataView;
+  const bindCall = (fn: unknown): Uncurried =>
+    apply(Function.prototype.bind, Function.prototype.call, [fn]) as Uncurried;
+  const getterOf = (proto: object, key: PropertyKey): Uncurried | undefined => {
+    const get = getOwnPropertyDescriptor(proto, key)?.get;
+    return typeof get === "function" ? bindCall(get) : undefined;
+  };
+  /** `true` when `fn` accepts `value` as its receiver: a brand check that never looks at `value`'s properties. */
+  const brand = (fn: Uncurried | undefined, value: unknown, arg?: unknown): boolean => {
+    if (fn === undefined) return false;
+    try {
+      fn(value, arg);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /** A fresh array with no prototype: writing to it can never reach an inherited setter. */
+  const list = <T>(): T[] => setPrototypeOf([], null) as T[];
+
+  const charCodeAt = bindCall(String.prototype.charCodeAt) as (s: string, i: number) => number;
+  const objectToString = bindCall(ObjectPrototype.toString) as (o: unknown) => string;
+  const mapGet = bindCall(Map.prototype.get);
+  const mapSet = bindCall(Map.prototype.set);
+  const mapEntries = bindCall(Map.prototype.entries);
+  const mapIteratorNext = bindCall((getPrototypeOf(new MapCtor().entries()) as { next: unknown }).next) as (
+    it: unknown,
+  ) => IteratorResult<[unknown, unknown]>;
+  const mapSize = getterOf(Map.prototype, "size");
+  const setAdd = bindCall(Set.prototype.add);
+  const setValues = bindCall(Set.prototype.values);
+  const setIteratorNext = bindCall((getPrototypeOf(new SetCtor().values()) as { next: unknown }).next) as (
+    it: unknown,
+  ) => IteratorResult<unknown>;
+  const setSize = getterOf(Set.prototype, "size");
+  const weakSetAdd = bindCall(WeakSet.prototype.add);
+  const weakSetHas = bindCall(WeakSet.prototype.has);
+  const dateGetTime = bindCall(Date.prototype.getTime) as (d: unknown) => number;
+  const RegExpPrototype = RegExp.prototype;
+  const regExpSource = getterOf(RegExpPrototype, "source");
+  const regExpFlags = list<[string, Uncurried]>();
+  const flagNames = [
+    ["d", "hasIndices"],
+    ["g", "global"],
+    ["i", "ignoreCase"],
+    ["m", "multiline"],
+    ["s", "dotAll"],
+    ["u", "unicode"],
+    ["v", "unicodeSets"],
+    ["y", "sticky"],
+  ] as const;
+  for (let i = 0; i < flagNames.length; i++) {
+    const [letter, name] = flagNames[i] as readonly [string, string];
+    const get = getterOf(RegExp.prototype, name);
+    if (get !== undefined) regExpFlags[regExpFlags.length] = [letter, get];
+  }
+  const arrayBufferByteLength = getterOf(ArrayBuffer.prototype, "byteLength");
+  const sharedArrayBufferByteLength =
+    typeof SharedArrayBuffer === "function" ? getterOf(SharedArrayBuffer.prototype, "byteLength") : undefined;
+  const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype) as object;
+  const typedArrayTag = getterOf(TypedArrayPrototype, Symbol.toStringTag) as Uncurried;
+  const typedArrayBuffer = getterOf(TypedArrayPrototype, "buffer") as Uncurried;
+  const typedArrayByteOffset = getterOf(TypedArrayPrototype, "byteOffset") as Uncurried;
+  const typedArrayByteLength = getterOf(TypedArrayPrototype, "byteLength") as Uncurried;
+  const dataViewBuffer = getterOf(DataView.prototype, "buffer") as Uncurried;
+  const dataViewByteOffset = getterOf(DataView.prototype, "byteOffset") as Uncurried;
+  const dataViewByteLength = getterOf(DataView.prototype, "byteLength") as Uncurried;
+
+  type TypedArrayCtor = new (buffer: ArrayBuffer) => ArrayBufferView;
+  const typedArrays = setPrototypeOf({}, null) as Record<string, [TypedArrayCtor, number] | undefined>;
+  const typedNames = [
+    "Int8Array",
+    "Uint8Array",
+    "Uint8ClampedArray",
+    "Int16Array",
+    "Uint16Array",
+    "Int32Array",
+    "Uint32Array",
+    "Float16Array",
+    "Float32Array",
+    "Float64Array",
+    "BigInt64Array",
+    "BigUint64Array",
+  ];
+  const globals = globalThis as unknown as Record<string, unknown>;
+  for (let i = 0; i < typedNames.length; i++) {
+    const name = typedNames[i] as string;
+    const Ctor = globals[name] as (TypedArrayCtor & { BYTES_PER_ELEMENT: number }) | undefined;
+    if (typeof Ctor === "function") typedArrays[name] = [Ctor, Ctor.BYTES_PER_ELEMENT];
+  }
+
+  type ErrorCtor = new (...args: unknown[]) => Error;
+  const ErrorCtor = Error as ErrorCtor;
+  const AggregateErrorCtor =
+    typeof AggregateError === "function" ? (AggregateError as unknown as ErrorCtor) : undefined;
+  const errors = setPrototypeOf({}, null) as Record<string, ErrorCtor | undefined>;
+  errors.Error = ErrorCtor;
+  errors.TypeError = TypeError as ErrorCtor;
+  errors.RangeError = RangeError as ErrorCtor;
+  errors.SyntaxError = SyntaxError as ErrorCtor;
+  errors.ReferenceError = ReferenceError as ErrorCtor;
+  errors.EvalError = EvalError as ErrorCtor;
+  errors.URIError = URIError as ErrorCtor;
+  if (AggregateErrorCtor !== undefined) errors.AggregateError = AggregateErrorCtor;
+  /** An iterable with nothing in it that reads only its own properties (for `new AggregateError`). */
+  const doneResult = freeze(setPrototypeOf({ done: true, value: undefined }, null));
+  const emptyIterator = freeze(setPrototypeOf({ next: () => doneResult }, null));
+  const emptyIterable = freeze(setPrototypeOf({ [Symbol.iterator]: () => emptyIterator }, null));
+
+  // Kinds named by a prototype: a number is a data kind (checked by brand), a string a refusal.
+  const PLAIN = 0;
+  const MAP = 1;
+  const SET = 2;
+  const DATE = 3;
+  const REGEXP = 4;
+  const BUFFER = 5;
+  const ERROR = 6;
+  const FULL_CHECK = 7;
+  const protoKinds = new MapCtor<unknown, number | string>();
+  const addProtoKind = (name: string, kind: number | string): void => {
+    const Ctor = globals[name] as { prototype?: unknown } | undefined;
+    if (typeof Ctor === "function" && Ctor.prototype !== undefined) mapSet(protoKinds, Ctor.prototype, kind);
+  };
+  addProtoKind("Map", MAP);
+  addProtoKind("Set", SET);
+  addProtoKind("Date", DATE);
+  addProtoKind("RegExp", REGEXP);
+  addProtoKind("ArrayBuffer", BUFFER);
+  addProtoKind("Error", ERROR);
+  addProtoKind("Promise", "Promise");
+  addProtoKind("WeakMap", "WeakMap");
+  addProtoKind("WeakSet", "WeakSet");
+  addProtoKind("WeakRef", "WeakRef");
+  addProtoKind("FinalizationRegistry", "FinalizationRegistry");
+  addProtoKind("SharedArrayBuffer", "SharedArrayBuffer");
+  addProtoKind("Number", "Number object");
+  addProtoKind("String", "String object");
+  addProtoKind("Boolean", "Boolean object");
+  addProtoKind("BigInt", "BigInt object");
+  addProtoKind("Symbol", "Symbol object");
+  const probe = freeze(setPrototypeOf({}, null));
+  const weakMapHas = bindCall(WeakMap.prototype.has);
+  const weakRefDeref = typeof WeakRef === "function" ? bindCall(WeakRef.prototype.deref) : undefined;
+  const registryUnregister =
+    typeof FinalizationRegistry === "function"
+      ? bindCall(FinalizationRegistry.prototype.unregister)
+      : undefined;
+  const boxes = [
+    ["Number object", bindCall(Number.prototype.valueOf)],
+    ["String object", bindCall(String.prototype.valueOf)],
+    ["Boolean object", bindCall(Boolean.prototype.valueOf)],
+    ["BigInt object", bindCall(BigInt.prototype.valueOf)],
+    ["Symbol object", bindCall(Symbol.prototype.valueOf)],
+  ] as const;
+
+  const MAX_DEPTH = 1000;
+  const DEEP = "nested deeper than 1000 levels";
+  const MAX_PROTO_HOPS = 100;
+  const BIG_SMALL = 2n ** 256n;
+  const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const base64Index = new Int16ArrayCtor(128).fill(-1);
+  for (let i = 0; i < 64; i++) base64Index[charCodeAt(BASE64, i)] = i;
+  /** Two base64 characters for every 12 bits, built on first use. */
+  let base64Pairs: string[] | undefined;
+  const empty = new Uint8ArrayCtor(0);
+
+  const REFUSED = freeze(setPrototypeOf({}, null));
+  const issued = new WeakSet<object>();
+
+  // ---- helpers shared by encode calls (no per-call state) ---------------------------------
+
+  /** The kind of an object that is neither an array nor a view (see the prototype-kind table). */
+  const fullCheck = (o: object): number | string => {
+    if (brand(arrayBufferByteLength, o)) return BUFFER;
+    if (brand(sharedArrayBufferByteLength, o)) return "SharedArrayBuffer";
+    if (brand(dateGetTime, o)) return DATE;
+    if (brand(regExpSource, o) && o !== RegExpPrototype) return REGEXP;
+    if (brand(mapSize, o)) return MAP;
+    if (brand(setSize, o)) return SET;
+    if (brand(weakMapHas, o, probe)) return "WeakMap";
+    if (brand(weakSetHas, o, probe)) return "WeakSet";
+    if (brand(weakRefDeref, o)) return "WeakRef";
+    if (brand(registryUnregister, o, probe)) return "FinalizationRegistry";
+    for (let i = 0; i < boxes.length; i++) {
+      const box = boxes[i] as readonly [string, Uncurried];
+      if (brand(box[1], o)) return box[0];
+    }
+    const tag = objectToString(o);
+    if (tag === "[object Promise]") return "Promise";
+    if (tag === "[object Error]") return ERROR;
+    return PLAIN;
+  };
+
+  /** Classify `o` by its prototype chain, confirming data kinds by brand. */
+  const classify = (o: object): number | string => {
+    let proto = getPrototypeOf(o);
+    if (proto === null) return PLAIN;
+    let kind: number | string | undefined;
+    for (let hops = 0; ; hops++) {
+      if (proto === ObjectPrototype) return PLAIN;
+      kind = mapGet(protoKinds, proto) as number | string | undefined;
+      if (kind !== undefined) break;
+      proto = getPrototypeOf(proto);
+      if (proto === null || hops === MAX_PROTO_HOPS) {
+        kind = FULL_CHECK;
+        break;
+      }
+    }
+    switch (kind) {
+      case MAP:
+        return brand(mapSize, o) ? MAP : fullCheck(o);
+      case SET:
+        return brand(setSize, o) ? SET : fullCheck(o);
+      case DATE:
+        return brand(dateGetTime, o) ? DATE : fullCheck(o);
+      case REGEXP:
+        return brand(regExpSource, o) ? REGEXP : fullCheck(o);
+      case BUFFER:
+        return brand(arrayBufferByteLength, o) ? BUFFER : fullCheck(o);
+      case FULL_CHECK:
+        return fullCheck(o);
+      default:
+        return kind;
+    }
+  };
+
+  /** A non-string name or message as text, without running any code of the value's author. */
+  const text = (v: unknown): string =>
+    v === undefined || (typeof v === "object" && v !== null) || typeof v === "function" ? "" : StringCtor(v);
+
+  const isIdentifier = (key: string): boolean => {
+    if (key.length === 0) return false;
+    for (let i = 0; i < key.length; i++) {
+      const c = charCodeAt(key, i);
+      const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 36 || c === 95;
+      if (!letter && (i === 0 || c < 48 || c > 57)) return false;
+    }
+    return true;
+  };
+  const propertySegment = (key: string): string =>
+    isIdentifier(key) ? `.${key}` : `[${jsonStringify(key)}]`;
+  const mapValueSegment = (key: unknown, index: number): string => {
+    let text: string | undefined;
+    switch (typeof key) {
+      case "string":
+        text = jsonStringify(key);
+        break;
+      case "number":
+        text = key === 0 && 1 / key < 0 ? "-0" : `${key}`;
+        break;
+      case "bigint":
+        text = `${key}n`;
+        break;
+      case "boolean":
+      case "undefined":
+        text = `${key}`;
+        break;
+      default:
+        if (key === null) text = "null";
+    }
+    return text !== undefined && text.length <= 40 ? `.get(${text})` : `.values()[${index}]`;
+  };
+
+  const toBase64 = (bytes: Uint8Array, n: number): string => {
+    let pairs = base64Pairs;
+    if (pairs === undefined) {
+      pairs = list<string>();
+      for (let i = 0; i < 4096; i++) pairs[i] = (BASE64[i >> 6] as string) + (BASE64[i & 63] as string);
+      base64Pairs = pairs;
+    }
+    let text = "";
+    let i = 0;
+    for (; i + 2 < n; i += 3) {
+      const x = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
+      text += (pairs[x >>> 12] as string) + (pairs[x & 4095] as string);
+    }
+    if (n - i === 1) {
+      text += `${pairs[(bytes[i] as number) << 4]}==`;
+    } else if (n - i === 2) {
+      const x = ((bytes[i] as number) << 8) | (bytes[i + 1] as number);
+      text += `${pairs[x >>> 4]}${BASE64[(x & 15) << 2]}=`;
+    }
+    return text;
+  };
+
+  // ---- encode -----------------------------------------------------------------------------
+
+  kit.encode = (value: unknown, root: string, maxBytes: number): string => {
+    if (typeof maxBytes !== "number" || numberIsNaN(maxBytes) || maxBytes < 0)
+      throw new TypeErrorCtor("encode: maxBytes must be a number of bytes, 0 or more");
+    /** The most UTF-16 code units the text may hold. */
+    const limit = maxBytes / 2;
+    const seen = new MapCtor<object, number>();
+    let out = "";
+    let count = 0;
+    let what = "";
+    /** Path segments, innermost first; filled only while a refusal unwinds. */
+    const segments = list<string>();
+
+    const refuse = (reason: string): never => {
+      what = reason;
+      throw REFUSED;
+    };
+    const refuseSize = (): never => refuse(`larger than ${maxBytes} bytes`);
+    /** Run on the way out of a refused child: remember the step that led to it. */
+    const step = (error: unknown, segment: string): void => {
+      if (error === REFUSED) segments[segments.length] = segment;
+    };
+    const remember = (o: object): void => {
+      mapSet(seen, o, count);
+      count++;
+    };
+
+    const string = (s: string): void => {
+      if (out.length + s.length + 2 > limit) refuseSize();
+      out += jsonStringify(s);
+    };
+
+    const bigint = (b: bigint): void => {
+      const magnitude = b < 0n ? -b : b;
+      if (magnitude > BIG_SMALL) {
+        // Refuse before writing digits that cannot fit: b >= 2^bits implies more digits than room.
+        const room = limit - out.length;
+        if (room < 4e8) {
+          const bits = mathCeil((room + 2) / 0.30102999) + 2;
+          if (asUintN(bits, magnitude) !== magnitude) refuseSize();
+        }
+      }
+      out += `["b","${b}"]`;
+    };
+
+    const bytes = (tag: string, buffer: unknown, offset: number, length: number): void => {
+      if (out.length + tag.length + mathCeil(length / 3) * 4 + 4 > limit) refuseSize();
+      const view = length === 0 ? empty : new Uint8ArrayCtor(buffer as ArrayBuffer, offset, length);
+      out += `${tag}"${toBase64(view, length)}"]`;
+    };
+
+    const view = (o: object): void => {
+      const kind = typedArrayTag(o) as string | undefined;
+      const buffer = kind === undefined ? dataViewBuffer(o) : typedArrayBuffer(o);
+      if (!brand(arrayBufferByteLength, buffer)) refuse("SharedArrayBuffer");
+      remember(o);
+      if (kind === undefined) {
+        bytes('["V",', buffer, dataViewByteOffset(o) as number, dataViewByteLength(o) as number);
+      } else {
+        bytes(
+          `["T","${kind}",`,
+          buffer,
+          typedArrayByteOffset(o) as number,
+          typedArrayByteLength(o) as number,
+        );
+      }
+    };
+
+    const array = (o: unknown[], depth: number): void => {
+      const length = o.length;
+      if (typeof length !== "number" || !(length >= 0 && length <= 4294967295) || !isInteger(length))
+        refuse("array with an invalid length");
+      remember(o);
+      out += '["a",[';
+      for (let i = 0; i < length; i++) {
+        if (i > 0) out += ",";
+        try {
+          if (hasOwn(o, i)) {
+            node(o[i], depth + 1);
+          } else {
+            out += '["h"]';
+            if (out.length > limit) refuseSize();
+          }
+        } catch (error) {
+          step(error, `[${i}]`);
+          throw error;
+        }
+      }
+      out += "]]";
+    };
+
+    /** `[[key, value], …]` of the own enumerable string keys (accessors run once), skipping `skip`. */
+    const properties = (o: object, depth: number, skipStackAndMessage: boolean): boolean => {
+      const keys = objectKeys(o);
+      let first = true;
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i] as string;
+        if (skipStackAndMessage && (key === "stack" || key === "message")) continue;
+        try {
+          const descriptor = getOwnPropertyDescriptor(o, key);
+          if (descriptor === undefined || descriptor.enumerable !== true) continue;
+          property(o, key, descriptor, depth, first);
+          first = false;
+        } catch (error) {
+          step(error, propertySegment(key));
+          throw error;
+        }
+      }
+      return first;
+    };
+    const property = (
+      o: object,
+      key: string,
+      descriptor: Descriptor,
+      depth: number,
+      first: boolean,
+    ): void => {
+      const entry = hasOwn(descriptor, "value")
+        ? descriptor.value
+        : descriptor.get === undefined
+          ? undefined
+          : apply(descriptor.get, o, []);
+      if (out.length + key.length + 4 > limit) refuseSize();
+      out += `${first ? "[" : ",["}${jsonStringify(key)},`;
+      node(entry, depth + 1);
+      out += "]";
+    };
+
+    const plain = (o: object, depth: number): void => {
+      remember(o);
+      out += '["o",[';
+      properties(o, depth, false);
+      out += "]]";
+    };
+
+    const error = (o: object, depth: number): void => {
+      remember(o);
+      const fields = o as { name?: unknown; message?: unknown; stack?: unknown };
+      const name = fields.name;
+      const message = fields.message;
+      const stack = fields.stack;
+      out += '["E",';
+      string(typeof name === "string" ? name : text(name));
+      out += ",";
+      string(typeof message === "string" ? message : text(message));
+      out += ",";
+      string(typeof stack === "string" ? stack : "");
+      out += ",[";
+      let first = properties(o, depth, true);
+      for (let k = 0; k < 2; k++) {
+        const key = k === 0 ? "cause" : "errors";
+        try {
+          const descriptor = getOwnPropertyDescriptor(o, key);
+          if (descriptor === undefined || descriptor.enumerable === true) continue;
+          property(o, key, descriptor, depth, first);
+          first = false;
+        } catch (caught) {
+          step(caught, `.${key}`);
+          throw caught;
+        }
+      }
+      out += "]]";
+    };
+
+    const map = (o: object, depth: number): void => {
+      remember(o);
+      out += '["M",[';
+      const iterator = mapEntries(o);
+      for (let i = 0; ; i++) {
+        const result = mapIteratorNext(iterator);
+        if (result.done === true) break;
+        const key = result.value[0];
+        out += i === 0 ? "[" : ",[";
+        try {
+          node(key, depth + 1);
+        } catch (caught) {
+          step(caught, `.keys()[${i}]`);
+          throw caught;
+        }
+        out += ",";
+        try {
+          node(result.value[1], depth + 1);
+        } catch (caught) {
+          step(caught, mapValueSegment(key, i));
+          throw caught;
+        }
+        out += "]";
+      }
+      out += "]]";
+    };
+
+    const set = (o: object, depth: number): void => {
+      remember(o);
+      out += '["S",[';
+      const iterator = setValues(o);
+      for (let i = 0; ; i++) {
+        const result = setIteratorNext(iterator);
+        if (result.done === true) break;
+        if (i > 0) out += ",";
+        try {
+          node(result.value, depth + 1);
+        } catch (caught) {
+          step(caught, `.values()[${i}]`);
+          throw caught;
+        }
+      }
+      out += "]]";
+    };
+
+    const regExp = (o: object): void => {
+      remember(o);
+      let flags = "";
+      for (let i = 0; i < regExpFlags.length; i++) {
+        const flag = regExpFlags[i] as [string, Uncurried];
+        if (flag[1](o) === true) flags += flag[0];
+      }
+      out += '["R",';
+      string(regExpSource?.(o) as string);
+      out += `,"${flags}"]`;
+    };
+
+    const object = (o: object, depth: number): void => {
+      const ref = mapGet(seen, o) as number | undefined;
+      if (ref !== undefined) {
+        out += `["r",${ref}]`;
+        return;
+      }
+      let isList = false;
+      try {
+        isList = isArray(o);
+      } catch {
+        refuse("revoked Proxy");
+      }
+      if (isList) {
+        if (depth >= MAX_DEPTH) refuse(DEEP);
+        array(o as unknown[], depth);
+        return;
+      }
+      if (isView(o)) {
+        view(o);
+        return;
+      }
+      const kind = classify(o);
+      switch (kind) {
+        case PLAIN:
+          if (depth >= MAX_DEPTH) refuse(DEEP);
+          plain(o, depth);
+          return;
+        case MAP:
+          if (depth >= MAX_DEPTH) refuse(DEEP);
+          map(o, depth);
+          return;
+        case SET:
+          if (depth >= MAX_DEPTH) refuse(DEEP);
+          set(o, depth);
+          return;
+        case ERROR:
+          if (depth >= MAX_DEPTH) refuse(DEEP);
+          error(o, depth);
+          return;
+        case DATE: {
+          remember(o);
+          const time = dateGetTime(o);
+          out += numberIsNaN(time) ? '["D","NaN"]' : `["D",${time}]`;
+          return;
+        }
+        case REGEXP:
+          regExp(o);
+          return;
+        case BUFFER: {
+          remember(o);
+          bytes('["B",', o, 0, arrayBufferByteLength?.(o) as number);
+          return;
+        }
+        default:
+          refuse(kind as string);
+      }
+    };
+
+    /** Write `v`, which sits inside `depth` arrays, objects, Maps, Sets and Errors. */
+    const node = (v: unknown, depth: number): void => {
+      switch (typeof v) {
+        case "string":
+          string(v);
+          break;
+        case "number":
+          if (!numberIsFinite(v))
+            out += numberIsNaN(v) ? '["n","NaN"]' : v > 0 ? '["n","Infinity"]' : '["n","-Infinity"]';
+          else if (v === 0 && 1 / v < 0) out += '["n","-0"]';
+          else out += `${v}`;
+          break;
+        case "boolean":
+          out += v ? "true" : "false";
+          break;
+        case "undefined":
+          out += '["u"]';
+          break;
+        case "bigint":
+          bigint(v);
+          break;
+        case "symbol":
+          refuse("symbol");
+          break;
+        case "function":
+          refuse("function");
+          break;
+        default:
+          if (v === null) out += "null";
+          else object(v as object, depth);
+      }
+      if (out.length > limit) refuseSize();
+    };
+
+    try {
+      node(value, 0);
+    } catch (caught) {
+      if (caught !== REFUSED) throw caught;
+      let path = typeof root === "string" ? root : "value";
+      for (let i = segments.length - 1; i >= 0; i--) path += segments[i] as string;
+      const record: NotTransferableRecord = freeze({ kind: "not-transferable", path, what });
+      weakSetAdd(issued, record);
+      throw record;
+    }
+    return out;
+  };
+
+  kit.isNotTransferable = (value: unknown): value is NotTransferableRecord =>
+    weakSetHas(issued, value) === true;
+
+  // ---- decode -----------------------------------------------------------------------------
+
+  /** One reusable data descriptor (decode runs no foreign code, so it is never seen half-filled). */
+  const descriptor = setPrototypeOf(
+    { value: undefined, writable: true, enumerable: true, configurable: true },
+    null,
+  ) as Descriptor;
+  const define = (target: object, key: string, value: unknown, enumerable: boolean): void => {
+    descriptor.value = value;
+    descriptor.enumerable = enumerable;
+    defineProperty(target, key, descriptor as PropertyDescriptor);
+  };
+  let malformedReason = "";
+  const MALFORMED = freeze(setPrototypeOf({}, null));
+  const bad = (reason: string): never => {
+    malformedReason = reason;
+    throw MALFORMED;
+  };
+
+  const fromBase64 = (text: unknown): ArrayBuffer => {
+    if (typeof text !== "string" || text.length % 4 !== 0) return bad("bad base64");
+    const length = text.length;
+    let padding = 0;
+    if (length > 0 && charCodeAt(text, length - 1) === 61)
+      padding = charCodeAt(text, length - 2) === 61 ? 2 : 1;
+    const size = (length / 4) * 3 - padding;
+    const buffer = new ArrayBufferCtor(size);
+    const bytes = new Uint8ArrayCtor(buffer);
+    let p = 0;
+    for (let i = 0; i < length; i += 4) {
+      const last = i + 4 === length;
+      const a = base64Index[charCodeAt(text, i)];
+      const b = base64Index[charCodeAt(text, i + 1)];
+      const c = last && padding === 2 ? 0 : base64Index[charCodeAt(text, i + 2)];
+      const d = last && padding > 0 ? 0 : base64Index[charCodeAt(text, i + 3)];
+      if (a === undefined || b === undefined || c === undefined || d === undefined || (a | b | c | d) < 0)
+        return bad("bad base64");
+      const x = (a << 18) | (b << 12) | (c << 6) | d;
+      bytes[p++] = x >>> 16;
+      if (p < size) bytes[p++] = (x >>> 8) & 255;
+      if (p < size) bytes[p++] = x & 255;
+    }
+    return buffer;
+  };
+
+  /** How many elements a node with `tag` has (0: not a tag). */
+  const arity = (tag: string): number => {
+    switch (tag) {
+      case "u":
+        return 1;
+      case "n":
+      case "b":
+      case "r":
+      case "a":
+      case "o":
+      case "M":
+      case "S":
+      case "D":
+      case "V":
+      case "B":
+        return 2;
+      case "R":
+      case "T":
+        return 3;
+      case "E":
+        return 5;
+      default:
+        return 0;
+    }
+  };
+
+  const isDigits = (s: string): boolean => {
+    const start = s.length > 0 && charCodeAt(s, 0) === 45 ? 1 : 0;
+    if (s.length === start) return false;
+    for (let i = start; i < s.length; i++) {
+      const c = charCodeAt(s, i);
+      if (c < 48 || c > 57) return false;
+    }
+    return true;
+  };
+
+  kit.decode = (text: string): unknown => {
+    if (typeof text !== "string") throw new TypeErrorCtor("decode: codec text must be a string");
+    let tree: unknown;
+    try {
+      tree = jsonParse(text);
+    } catch {
+      throw new TypeErrorCtor("decode: malformed codec text (not JSON)");
+    }
+    const refs = list<unknown>();
+    const keep = <T>(value: T): T => {
+      refs[refs.length] = value;
+      return value;
+    };
+    const pairs = (entries: unknown): unknown[][] => {
+      if (!isArray(entries)) return bad("entries are not a list");
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i];
+        if (!isArray(entry) || entry.length !== 2) return bad("an entry is not a pair");
+      }
+      return entries as unknown[][];
+    };
+    const node = (n: unknown, depth: number): unknown => {
+      if (typeof n !== "object") return n;
+      if (n === null) return null;
+      if (!isArray(n) || n.length === 0) return bad("a node is not a tagged list");
+      const length = n.length;
+      const tag = n[0];
+      if (depth >= MAX_DEPTH && (tag === "a" || tag === "o" || tag === "M" || tag === "S" || tag === "E"))
+        return bad(DEEP);
+      if (typeof tag !== "string" || length !== arity(tag)) return bad("unknown tag or wrong arity");
+      switch (tag) {
+        case "u":
+          return undefined;
+        case "n":
+          switch (n[1]) {
+            case "NaN":
+              return NaN;
+            case "Infinity":
+              return Infinity;
+            case "-Infinity":
+              return -Infinity;
+            case "-0":
+              return -0;
+            default:
+              return bad("bad special number");
+          }
+        case "b": {
+          const digits = n[1];
+          if (typeof digits !== "string" || !isDigits(digits)) return bad("bad BigInt");
+          return BigIntCtor(digits);
+        }
+        case "r": {
+          const index = n[1];
+          if (typeof index !== "number" || !isInteger(index) || index < 0 || index >= refs.length)
+            return bad("bad reference");
+          return refs[index];
+        }
+        case "a": {
+          const items = n[1];
+          if (!isArray(items)) return bad("array items are not a list");
+          keep(items);
+          for (let i = 0; i < items.length; i++) {
+            const item = items[i];
+            if (typeof item !== "object" || item === null) continue;
+            if (isArray(item) && item.length === 1 && item[0] === "h") deleteProperty(items, i);
+            else items[i] = node(item, depth + 1);
+          }
+          return items;
+        }
+        case "o": {
+          const entries = pairs(n[1]);
+          const o = keep({});
+          for (let i = 0; i < entries.length; i++) {
+            const entry = entries[i] as unknown[];
+            const key = entry[0];
+            if (typeof key !== "string") return bad("a key is not a string");
+            define(o, key, node(entry[1], depth + 1), true);
+          }
+          return o;
+        }
+        case "M": {
+          const entries = pairs(n[1]);
+          const m = keep(new MapCtor());
+          for (let i = 0; i < entries.length; i++) {
+            const entry = entries[i] as unknown[];
+            const key = node(entry[0], depth + 1);
+            mapSet(m, key, node(entry[1], depth + 1));
+          }
+          return m;
+        }
+        case "S": {
+          const items = n[1];
+          if (!isArray(items)) return bad("Set items are not a list");
+          const s = keep(new SetCtor());
+          for (let i = 0; i < items.length; i++) setAdd(s, node(items[i], depth + 1));
+          return s;
+        }
+        case "E": {
+          const name = n[1];
+          const message = n[2];
+          const stack = n[3];
+          if (typeof name !== "string" || typeof message !== "string" || typeof stack !== "string")
+            return bad("bad Error fields");
+          const entries = pairs(n[4]);
+          const Ctor = errors[name] ?? ErrorCtor;
+          const aggregate = AggregateErrorCtor !== undefined && Ctor === AggregateErrorCtor;
+          const e: Error = aggregate
+            ? message === ""
+              ? new AggregateErrorCtor(emptyIterable)
+              : new AggregateErrorCtor(emptyIterable, message)
+            : message === ""
+              ? new Ctor()
+              : new Ctor(message);
+          keep(e);
+          if (errors[name] === undefined) define(e, "name", name, false);
+          // Deleting first keeps V8 from formatting the captured stack (running prepareStackTrace).
+          deleteProperty(e, "stack");
+          define(e, "stack", stack, false);
+          for (let i = 0; i < entries.length; i++) {
+            const entry = entries[i] as unknown[];
+            const key = entry[0];
+            if (typeof key !== "string") return bad("a key is not a string");
+            const hidden = key === "cause" || (aggregate && key === "errors");
+            define(e, key, node(entry[1], depth + 1), !hidden);
+          }
+          return e;
+        }
+        case "D": {
+          const time = n[1];
+          if (time === "NaN") return keep(new DateCtor(NaN));
+          if (typeof time !== "number") return bad("bad Date");
+          return keep(new DateCtor(time));
+        }
+        case "R": {
+          const source = n[1];
+          const flags = n[2];
+          if (typeof source !== "string" || typeof flags !== "string") return bad("bad RegExp");
+          let re: RegExp;
+          try {
+            re = new RegExpCtor(source, flags);
+          } catch {
+            return bad("bad RegExp");
+          }
+          return keep(re);
+        }
+        case "T": {
+          const kind = n[1];
+          const typed = typeof kind === "string" ? typedArrays[kind] : undefined;
+          if (typed === undefined) return bad("unknown typed array kind");
+          const buffer = fromBase64(n[2]);
+          if (buffer.byteLength % typed[1] !== 0) return bad("bad typed array length");
+          return keep(new typed[0](buffer));
+        }
+        case "V":
+          return keep(new DataViewCtor(fromBase64(n[1])));
+        case "B":
+          return keep(fromBase64(n[1]));
+        default:
+          return bad("unknown tag or wrong arity");
+      }
+    };
+    try {
+      return node(tree, 0);
+    } catch (caught) {
+      const reason = caught === MALFORMED ? malformedReason : "could not be rebuilt";
+      throw new TypeErrorCtor(`decode: malformed codec text (${reason})`);
+    } finally {
+      descriptor.value = undefined;
+    }
+  };
+}
+
+/**
+ * The codec in the host realm: the same {@link installCodec} the guest runs, installed on a fresh
+ * object here, so host values are encoded and decoded with host-realm intrinsics.
+ */
+export function createHostCodec(): Pick<KernelKit, "encode" | "decode" | "isNotTransferable"> {
+  const kit = {} as KernelKit;
+  installCodec(kit);
+  return Object.freeze({ encode: kit.encode, decode: kit.decode, isNotTransferable: kit.isNotTransferable });
+}

@@ -1,0 +1,138 @@
+import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
+import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
+import { parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
+import type { WrapShift } from "@suaveplan/sandbox-core/guest-script";
+import { type EngineLimits, failure, type LogEntry, type SandboxFailure } from "@suaveplan/sandbox-core/types";
+import { createHostCodec } from "../codec/install-codec.js";
+import type { SourceModule } from "../driver/guest-driver.js";
+import { described } from "../outcome/to-sandbox-result.js";
+import type { ModuleRegistry } from "./module-registry.js";
+import { refuseDynamicImport } from "./refuse-dynamic-import.js";
+
+const codec = createHostCodec();
+
+/** Console lines allowed per execution by default. */
+export const DEFAULT_MAX_LOG_LINES = 10_000;
+/** Pending timers allowed per execution by default. */
+export const DEFAULT_MAX_TIMERS = 1_000;
+/** Timers created over one execution, per pending timer allowed. */
+export const TIMER_CREATIONS_PER_PENDING = 100;
+/** Largest payload of one guest→host call by default, in bytes. */
+export const DEFAULT_MAX_CALL_BYTES = 1024 * 1024;
+
+/**
+ * One execution as plain data: what a transport carries to the realm's side
+ * (structured clone for a worker, JSON for a child) and what the driver runs.
+ */
+export interface ExecutionRequest {
+  /** The prepared guest source (`prepareGuestCode().source`). */
+  code: string;
+  /** How preparing moved positions (top-level await wrapper), so guest errors name the original line:column. */
+  shift?: WrapShift | undefined;
+  /** Context globals as codec text, or "". */
+  contextText: string;
+  /** Data modules as JSON of `[[name, codecText], …]`, or "". */
+  modulesText: string;
+  /** Source modules, in registration order. */
+  sourceModules: SourceModule[];
+  timeoutMs: number;
+  maxOutputSize: number;
+  maxLogLines: number;
+  maxTimers: number;
+  maxTimerCreations: number;
+  maxResultBytes: number;
+  maxCallBytes: number;
+  /** Names of the host functions the guest may call as `tools.<name>(input)`; none when absent. */
+  tools?: string[] | undefined;
+}
+
+/** Engine-wide settings a request is built from. */
+export interface RequestDefaults extends EngineLimits {
+  maxLogLines?: number;
+  maxTimers?: number;
+  maxCallBytes?: number;
+}
+
+/** A request, or the failure that bad input resolves. */
+export type BuiltRequest =
+  | { ok: true; request: ExecutionRequest; onLog: ((entry: LogEntry) => void) | undefined; memoryLimit: number }
+  | { ok: false; result: SandboxFailure };
+
+/**
+ * Validate `execute(code, context, options)` the same way on every engine
+ * and build the request. Bad input never throws: it resolves
+ * `SANDBOX_INVALID_OPTIONS` naming the field and the reason.
+ */
+export function buildExecutionRequest(
+  code: unknown,
+  context: unknown,
+  options: unknown,
+  defaults: RequestDefaults,
+  modules: ModuleRegistry,
+): BuiltRequest {
+  let resolved: ReturnType<typeof parseSandboxOptions> = {};
+  if (options !== undefined) {
+    try {
+      resolved = parseSandboxOptions(options);
+    } catch (error) {
+      return { ok: false, result: failure(SANDBOX_CODES.INVALID_OPTIONS, withoutCode(error)) };
+    }
+  }
+  if (typeof code !== "string") {
+    return {
+      ok: false,
+      result: failure(SANDBOX_CODES.INVALID_OPTIONS, `code: must be a string (got ${code === null ? "null" : typeof code})`),
+    };
+  }
+  const memoryLimit = resolved.memoryLimit ?? defaults.memoryLimit;
+  const contextText = encodeContext(context, memoryLimit);
+  if (typeof contextText !== "string") return { ok: false, result: contextText };
+  const maxTimers = defaults.maxTimers ?? DEFAULT_MAX_TIMERS;
+  const refusal = refuseDynamicImport(code);
+  if (refusal !== undefined) return { ok: false, result: failure(SANDBOX_CODES.CODE_BLOCKED, refusal) };
+  const prepared = prepareGuestCode(code);
+  return {
+    ok: true,
+    memoryLimit,
+    onLog: resolved.onLog,
+    request: {
+      code: prepared.source,
+      shift: prepared.shift,
+      contextText,
+      modulesText: modules.modulesText(),
+      sourceModules: modules.sourceModules(),
+      timeoutMs: resolved.timeout ?? defaults.timeout,
+      maxOutputSize: resolved.maxOutputSize ?? defaults.maxOutputSize,
+      maxLogLines: defaults.maxLogLines ?? DEFAULT_MAX_LOG_LINES,
+      maxTimers,
+      maxTimerCreations: maxTimers * TIMER_CREATIONS_PER_PENDING,
+      maxResultBytes: memoryLimit,
+      maxCallBytes: defaults.maxCallBytes ?? DEFAULT_MAX_CALL_BYTES,
+    },
+  };
+}
+
+function encodeContext(context: unknown, maxBytes: number): string | SandboxFailure {
+  if (context === undefined || context === null) return "";
+  if (typeof context !== "object" || Array.isArray(context)) {
+    return failure(SANDBOX_CODES.INVALID_OPTIONS, "context: must be a plain object of values to copy in as globals");
+  }
+  if (Object.keys(context).length === 0) return "";
+  try {
+    return codec.encode(context, "context", maxBytes);
+  } catch (error) {
+    if (codec.isNotTransferable(error)) {
+      return failure(
+        SANDBOX_CODES.INVALID_OPTIONS,
+        `${error.path}: ${described(error.what)} cannot be copied into the sandbox; pass plain data`,
+      );
+    }
+    return failure(SANDBOX_CODES.INVALID_OPTIONS, `context: could not be copied (${withoutCode(error)})`);
+  }
+}
+
+/** An error's message without the trailing `(SANDBOX_…)` code, to be re-coded. */
+export function withoutCode(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/ \(SANDBOX_[A-Z_]+\)$/, "");
+}

@@ -1,0 +1,22 @@
+import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
+
+/**
+ * Why `source` may not run, when it uses dynamic `import()` (or an `import`
+ * declaration): in `node:vm` the promise of `import()` rejects with a
+ * host-realm error on Node 20 — its `constructor.constructor` is the host's
+ * `Function`, a known escape — so every engine refuses it before running, the
+ * same way (`SANDBOX_CODE_BLOCKED`). `import` cannot be spelled with escapes,
+ * so code without the word needs no parse.
+ */
+export function refuseDynamicImport(source: string): string | undefined {
+  if (!source.includes("import")) return undefined;
+  const prepared = prepareGuestCode(source, { analyse: true });
+  if (prepared.syntaxError !== undefined) {
+    // Fail closed: code the parser cannot read is not proven free of import().
+    return `the code mentions \`import\` and does not parse (${prepared.syntaxError.message}), so it cannot be shown free of import()`;
+  }
+  const finding = prepared.findings?.find((found) => found.rule === "block-import-dynamic");
+  if (finding === undefined) return undefined;
+  const line = source.slice(0, finding.start).split("\n").length;
+  return `import() and import declarations are not available in the sandbox (line ${line})`;
+}

@@ -1,0 +1,44 @@
+// @suaveplan/sandbox-guest: the one guest runtime. Engines keep only their lifecycle and a transport.
+
+// Codec (one implementation, both realms)
+export { createHostCodec } from "./codec/install-codec.js";
+// Driver
+export {
+  type DriverPlan,
+  type DriverResult,
+  GuestDriver,
+  type GuestRealm,
+  parseErrorRecord,
+  type RealmStatus,
+  type SourceModule,
+} from "./driver/guest-driver.js";
+// Host side of an engine
+export {
+  type BuiltRequest,
+  buildExecutionRequest,
+  DEFAULT_MAX_CALL_BYTES,
+  DEFAULT_MAX_LOG_LINES,
+  DEFAULT_MAX_TIMERS,
+  type ExecutionRequest,
+  type RequestDefaults,
+  TIMER_CREATIONS_PER_PENDING,
+  withoutCode,
+} from "./host/execution-request.js";
+export { ModuleRegistry } from "./host/module-registry.js";
+// Kernel
+export type { ErrorRecord, KernelBridge, KernelConfig, KernelKit, NotTransferableRecord } from "./kernel/kernel-kit.js";
+export { buildKernelSource, GUEST_FILENAME, kernelConfig, MODULE_FILENAME_PREFIX } from "./kernel/kernel-source.js";
+// Outcome
+export { errorHeadline, type ResultExtras, toSandboxResult } from "./outcome/to-sandbox-result.js";
+// Protocol
+export {
+  type CallReply,
+  type DriverEvent,
+  type GuestCall,
+  type GuestOutcome,
+  LOG_LEVELS,
+} from "./protocol/protocol.js";
+// node:vm realm (vm, worker and spawn engines)
+export { isHostError, isHostTimeout } from "./vm-realm/host-guards.js";
+export { startVmExecution, type VmExecutionHooks } from "./vm-realm/start-vm-execution.js";
+export { compileGuestScript, createVmRealm, type VmRealmOptions } from "./vm-realm/vm-realm.js";

@@ -1,0 +1,133 @@
+import type { KernelKit } from "./kernel-kit.js";
+
+/**
+ * GUEST REALM. Guest→host calls with a reply: `kit.hostCall(name, value)`
+ * encodes `value` with the codec, asks the host through the bridge
+ * (`call`, id, name, text) and returns a guest-realm promise that the host
+ * settles through the `reply` entry (id, ok, text). A refused call rejects at
+ * once. Nothing of the host realm reaches the guest: the reply is codec text
+ * decoded here, and a failed call rejects with a guest-realm error built from
+ * the host's `{ name, message }`.
+ */
+export function installCalls(kit: KernelKit & CallsKit): void {
+  const { apply } = Reflect;
+  const MapCtor = Map;
+  const mapGet = Map.prototype.get;
+  const mapSet = Map.prototype.set;
+  const mapDelete = Map.prototype.delete;
+  const mapClear = Map.prototype.clear;
+  const PromiseCtor = Promise;
+  const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const parse = JSON.parse;
+  const defineProperty = Reflect.defineProperty;
+  const ObjectCreate = Object.create;
+  const freeze = Object.freeze;
+
+  interface Pending {
+    resolve: (value: unknown) => void;
+    reject: (error: unknown) => void;
+  }
+  const pending: Map<number, Pending> = new MapCtor();
+  let nextId = 1;
+
+  const guestError = (text: string): Error => {
+    let name = "Error";
+    let message = "the host call failed";
+    try {
+      const record = parse(text) as { name?: unknown; message?: unknown };
+      if (typeof record.name === "string" && record.name !== "") name = record.name;
+      if (typeof record.message === "string") message = record.message;
+    } catch {
+      // Keep the generic text.
+    }
+    const error = new ErrorCtor(message);
+    defineProperty(error, "name", { value: name, writable: true, enumerable: false, configurable: true });
+    return error;
+  };
+
+  kit.hostCall = (name, value) =>
+    new PromiseCtor((resolve, reject) => {
+      const id = nextId++;
+      let text: string;
+      try {
+        text = kit.encode(value, "input", kit.runConfig.maxCallBytes);
+      } catch (error) {
+        if (kit.isNotTransferable(error)) {
+          reject(new TypeErrorCtor(`${error.path} cannot be sent to the host: it is ${error.what}`));
+          return;
+        }
+        throw error;
+      }
+      let accepted: unknown;
+      try {
+        accepted = kit.bridge("call", id, name, text);
+      } catch {
+        accepted = false;
+      }
+      if (accepted !== true) {
+        reject(guestError(typeof accepted === "string" ? accepted : ""));
+        return;
+      }
+      apply(mapSet, pending, [id, { resolve, reject }]);
+    });
+
+  kit.defineTools = (names) => {
+    const tools = ObjectCreate(null) as Record<string, (input?: unknown) => Promise<unknown>>;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      defineProperty(tools, name, {
+        value: {
+          [name]: (input?: unknown): Promise<unknown> => kit.hostCall(name, input),
+        }[name],
+        enumerable: true,
+      });
+    }
+    kit.defineGlobal("tools", freeze(tools));
+  };
+
+  kit.entries.reply = (id: number, ok: boolean, text: string) => {
+    const call = apply(mapGet, pending, [id]) as Pending | undefined;
+    if (call === undefined) return;
+    apply(mapDelete, pending, [id]);
+    if (!ok) {
+      call.reject(guestError(text));
+      return;
+    }
+    let value: unknown;
+    try {
+      value = kit.decode(text);
+    } catch {
+      call.reject(new TypeErrorCtor("the host's reply could not be decoded"));
+      return;
+    }
+    call.resolve(value);
+  };
+  const end = kit.entries.end;
+  kit.entries.end = () => {
+    apply(mapClear, pending, []);
+    if (end !== undefined) end();
+  };
+}
+
+/** What {@link installCalls} and the settle part add to the kit. */
+export interface CallsKit {
+  /** Limits of the current execution, set by the `boot` entry. */
+  runConfig: RunConfig;
+  /** Call the host; settles when the host replies. */
+  hostCall(name: string, value: unknown): Promise<unknown>;
+  /** Define the frozen global `tools` whose members are async functions calling the host by name. */
+  defineTools(names: readonly string[]): void;
+}
+
+/** Per-execution limits, handed to the `boot` entry as JSON. */
+export interface RunConfig {
+  /** Largest result the guest may send, in bytes (codec text × 2). */
+  maxResultBytes: number;
+  /** Largest payload of one guest→host call, in bytes. */
+  maxCallBytes: number;
+  /** Names of the host functions the guest may call as `tools.<name>(input)`; none when absent. */
+  tools?: string[];
+  /** How the async wrapper moved positions in the guest code (sandbox-core's `WrapShift`). */
+  shift?: { prefix: number; line: number; column: number; length: number };
+}

@@ -1,0 +1,138 @@
+import type { ErrorRecord, KernelKit } from "./kernel-kit.js";
+
+/**
+ * GUEST REALM. Stack traces that show guest frames only, and the one way the
+ * kernel describes a thrown or rejected value.
+ *
+ * `Error.prepareStackTrace` is pinned (non-writable, non-configurable) to a
+ * formatter that keeps only frames of the guest file and of registered source
+ * modules, formatted by the kernel itself (`at fn (sandbox.js:3:7)`), so user
+ * code never receives CallSite objects, host paths, `node:internal` frames or
+ * the frames of the kernel. The global `Error` binding is locked for the same
+ * reason (V8 consults `<realm>.Error.prepareStackTrace`).
+ */
+export function installErrors(kit: KernelKit): void {
+  const { apply, defineProperty, getOwnPropertyDescriptor } = Reflect;
+  const ErrorCtor = Error;
+  const objectToString = Object.prototype.toString;
+  const startsWith = String.prototype.startsWith;
+  const exec = RegExp.prototype.exec;
+  const guestFile = kit.config.guestFilename;
+  const modulePrefix = kit.config.moduleFilenamePrefix;
+  const replace = String.prototype.replace;
+  // `at fn (sandbox.js:3:7)` or `at sandbox.js:3:7`: the innermost frame of the main guest file.
+  const LOCATION = new RegExp(`[ (]${apply(replace, guestFile, [/[.*+?^${}()|[\]\\]/g, "\\$&"])}:(\\d+):(\\d+)\\)?$`, "m");
+  const NumberCtor = Number;
+
+  const callOf = (frame: unknown, method: string): unknown => {
+    try {
+      const fn = (frame as Record<string, unknown>)[method];
+      return typeof fn === "function" ? apply(fn as () => unknown, frame, []) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const fileOf = (frame: unknown): string | undefined => {
+    const name = callOf(frame, "getScriptNameOrSourceURL");
+    if (typeof name === "string" && name !== "") return name;
+    const file = callOf(frame, "getFileName");
+    return typeof file === "string" ? file : undefined;
+  };
+  const isGuestFile = (file: string | undefined): boolean =>
+    file !== undefined && (file === guestFile || (apply(startsWith, file, [modulePrefix]) as boolean));
+
+  const header = (error: unknown): string => {
+    let name: unknown;
+    let message: unknown;
+    try {
+      name = (error as { name?: unknown }).name;
+      message = (error as { message?: unknown }).message;
+    } catch {
+      return "Error";
+    }
+    const label = typeof name === "string" && name !== "" ? name : "Error";
+    return typeof message === "string" && message !== "" ? `${label}: ${message}` : label;
+  };
+
+  /** Undo the async wrapper's shift (see `WrapShift` in sandbox-core) so positions name the original code. */
+  const original = (line: number, column: number): number => {
+    const shift = (kit as { runConfig?: { shift?: { prefix: number; line: number; column: number; length: number } } })
+      .runConfig?.shift;
+    if (shift === undefined) return column;
+    let col = column;
+    if (line === shift.line && col - 1 >= shift.column) {
+      col = col - 1 >= shift.column + shift.length ? col - shift.length : shift.column + 1;
+    }
+    if (line === 1) col = col > shift.prefix ? col - shift.prefix : 1;
+    return col;
+  };
+
+  const formatFrame = (frame: unknown, file: string): string => {
+    const rawLine = callOf(frame, "getLineNumber");
+    const rawColumn = callOf(frame, "getColumnNumber");
+    const line = typeof rawLine === "number" ? rawLine : 0;
+    let column = typeof rawColumn === "number" ? rawColumn : 0;
+    if (file === guestFile) column = original(line, column);
+    else if (line === 1 && column > kit.config.moduleWrapperLength) column -= kit.config.moduleWrapperLength;
+    const where = `${file}:${line}:${column}`;
+    const fnName = callOf(frame, "getFunctionName");
+    const prefix = `${callOf(frame, "isAsync") === true ? "async " : ""}${callOf(frame, "isConstructor") === true ? "new " : ""}`;
+    return typeof fnName === "string" && fnName !== "" ? `${prefix}${fnName} (${where})` : `${prefix}${where}`;
+  };
+
+  const prepareStackTrace = (error: unknown, frames: unknown): string => {
+    let text = header(error);
+    const list = frames as unknown[];
+    for (let i = 0; i < list.length; i++) {
+      const file = fileOf(list[i]);
+      if (isGuestFile(file)) text += `\n    at ${formatFrame(list[i], file as string)}`;
+    }
+    return text;
+  };
+  defineProperty(ErrorCtor, "prepareStackTrace", {
+    value: prepareStackTrace,
+    writable: false,
+    enumerable: false,
+    configurable: false,
+  });
+  defineProperty(globalThis, "Error", { value: ErrorCtor, writable: false, enumerable: false, configurable: false });
+
+  const ownString = (value: object, key: string): string | undefined => {
+    try {
+      const descriptor = getOwnPropertyDescriptor(value, key);
+      return descriptor !== undefined && typeof descriptor.value === "string" ? descriptor.value : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  kit.describeError = (value: unknown): ErrorRecord => {
+    try {
+      if (value !== null && typeof value === "object" && apply(objectToString, value, []) === "[object Error]") {
+        let name: unknown;
+        let message: unknown;
+        try {
+          name = (value as { name?: unknown }).name;
+          message = (value as { message?: unknown }).message;
+        } catch {
+          // A throwing getter: describe what can be described.
+        }
+        const stack = ownString(value, "stack") ?? "";
+        const record: ErrorRecord = {
+          name: typeof name === "string" && name !== "" ? name : "Error",
+          message: typeof message === "string" ? message : message === undefined ? "" : kit.inspect(message),
+          stack,
+        };
+        const found = apply(exec, LOCATION, [stack]) as RegExpExecArray | null;
+        if (found !== null) {
+          record.line = NumberCtor(found[1]);
+          record.column = NumberCtor(found[2]);
+        }
+        return record;
+      }
+      return { name: "", message: kit.inspect(value), stack: "" };
+    } catch {
+      return { name: "", message: "a value that could not be described", stack: "" };
+    }
+  };
+}

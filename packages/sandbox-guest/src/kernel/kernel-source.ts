@@ -1,0 +1,84 @@
+import { installCodec } from "../codec/install-codec.js";
+import { installCalls } from "./install-calls.js";
+import { installConsole } from "./install-console.js";
+import { installErrors } from "./install-errors.js";
+import { installHardening } from "./install-hardening.js";
+import { installInspect } from "./install-inspect.js";
+import { installRealm } from "./install-realm.js";
+import { installSettle } from "./install-settle.js";
+import { installTimers } from "./install-timers.js";
+import type { KernelConfig } from "./kernel-kit.js";
+
+/** File name guest code is compiled under: the only frames a guest stack shows. */
+export const GUEST_FILENAME = "sandbox.js";
+/** Prefix of the file names of registered source modules. */
+export const MODULE_FILENAME_PREFIX = "sandbox-module:";
+
+/** What a realm puts before a source module's text (on line 1, so lines stay the same). */
+export const MODULE_WRAPPER_OPEN = "(function (module, exports) {";
+/** What a realm puts after it. */
+export const MODULE_WRAPPER_CLOSE = "\n})";
+
+/** The parts, in install order. Each is a self-contained `(kit) => void`. */
+const PARTS: readonly ((kit: never) => void)[] = [
+  installRealm,
+  installCodec,
+  installInspect,
+  installErrors,
+  installConsole,
+  installTimers,
+  installCalls,
+  installSettle,
+  installHardening,
+];
+
+/** The kernel's static configuration (what a realm is booted with). */
+export function kernelConfig(limits: Pick<KernelConfig, "maxTimers" | "maxTimerCreations">): KernelConfig {
+  return {
+    guestFilename: GUEST_FILENAME,
+    moduleFilenamePrefix: MODULE_FILENAME_PREFIX,
+    moduleWrapperLength: MODULE_WRAPPER_OPEN.length,
+    ...limits,
+  };
+}
+
+/**
+ * The kernel as one classic script, stitched from the typed parts. It binds
+ * the kernel to the script-scope name `binding` (a lexical binding, so it is
+ * never a property of the global object; callers make the name unguessable)
+ * and completes with `install(bridge, configJson) => entries`. Realms that can
+ * call guest functions and have their microtasks run (isolated-vm) use the
+ * returned entries; `node:vm` realms run `${binding}.enter(name)` as a script,
+ * which reads the arguments through the bridge (`argc`, `arg`).
+ */
+export function buildKernelSource(binding: string): string {
+  const parts = PARTS.map((part) => `    (${part.toString()})(kit);`).join("\n");
+  return `"use strict";
+const ${binding} = (() => {
+  const apply = Reflect.apply;
+  const freeze = Object.freeze;
+  const parse = JSON.parse;
+  let bridge = null;
+  let entries = null;
+  function install(hostBridge, configJson) {
+    if (entries !== null) throw new TypeError("the kernel is installed already");
+    bridge = hostBridge;
+    const kit = { bridge: hostBridge, config: parse(configJson) };
+${parts}
+    entries = kit.entries;
+    return entries;
+  }
+  function enter(name) {
+    const fn = entries[name];
+    // Array literals define their elements: no setter a guest put on Array.prototype runs here.
+    const count = bridge("argc");
+    const a = count > 0 ? bridge("arg", 0) : undefined;
+    const b = count > 1 ? bridge("arg", 1) : undefined;
+    const c = count > 2 ? bridge("arg", 2) : undefined;
+    return apply(fn, undefined, count === 0 ? [] : count === 1 ? [a] : count === 2 ? [a, b] : [a, b, c]);
+  }
+  return freeze({ install, enter });
+})();
+${binding}.install;
+`;
+}

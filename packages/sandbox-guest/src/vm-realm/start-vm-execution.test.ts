@@ -1,0 +1,134 @@
+import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
+import { describe, expect, it } from "vitest";
+import { createHostCodec } from "../codec/install-codec.js";
+import type { ExecutionRequest } from "../host/execution-request.js";
+import { toSandboxResult } from "../outcome/to-sandbox-result.js";
+import type { GuestCall } from "../protocol/protocol.js";
+import { startVmExecution } from "./start-vm-execution.js";
+
+const codec = createHostCodec();
+
+function request(code: string, overrides: Partial<ExecutionRequest> = {}): ExecutionRequest {
+  const prepared = prepareGuestCode(code);
+  return {
+    code: prepared.source,
+    shift: prepared.shift,
+    contextText: "",
+    modulesText: "",
+    sourceModules: [],
+    timeoutMs: 2_000,
+    maxOutputSize: 1024 * 1024,
+    maxLogLines: 10_000,
+    maxTimers: 100,
+    maxTimerCreations: 1_000,
+    maxResultBytes: 64 * 1024 * 1024,
+    maxCallBytes: 1024 * 1024,
+    ...overrides,
+  };
+}
+
+async function run(code: string, overrides: Partial<ExecutionRequest> = {}) {
+  const ended = await startVmExecution(request(code, overrides)).result;
+  const { duration: _d, memoryUsed: _m, ...rest } = toSandboxResult(ended.outcome, ended);
+  return rest;
+}
+
+describe("the shared driver on a node:vm realm", () => {
+  it("answers a guest→host call with a reply that settles a guest promise", async () => {
+    const calls: GuestCall[] = [];
+    const driver = startVmExecution(
+      request(
+        "const a = await tools.echo({ n: 1, when: new Date(3) }); let denied; try { await tools.fail(2); } catch (e) { denied = [e.name, e.message, e instanceof Error]; } [a, denied]",
+        { tools: ["echo", "fail"] },
+      ),
+      {
+        onCall(call) {
+          calls.push(call);
+          setTimeout(() => {
+            if (call.name === "echo") driver.reply({ id: call.id, ok: true, text: call.text });
+            else driver.reply({ id: call.id, ok: false, text: JSON.stringify({ name: "ToolError", message: "no" }) });
+          }, 5);
+          return undefined;
+        },
+      },
+    );
+    const ended = await driver.result;
+    const { duration: _d, memoryUsed: _m, ...result } = toSandboxResult(ended.outcome, ended);
+    expect(result).toStrictEqual({
+      success: true,
+      result: [{ n: 1, when: new Date(3) }, ["ToolError", "no", true]],
+      logs: [],
+    });
+    expect(calls.map((call) => [call.name, codec.decode(call.text)])).toStrictEqual([
+      ["echo", { n: 1, when: new Date(3) }],
+      ["fail", 2],
+    ]);
+  });
+
+  it("refuses a call when the host offers none, and the guest can catch it", async () => {
+    expect(
+      await run("let m; try { await tools.x(1); } catch (e) { m = e.message; } m", { tools: ["x"] }),
+    ).toStrictEqual({ success: true, result: "host calls are not available", logs: [] });
+  });
+
+  it("ends the run at the deadline with a call still pending", async () => {
+    const driver = startVmExecution(request("await tools.never(1)", { tools: ["never"], timeoutMs: 100 }), {
+      onCall: () => undefined,
+    });
+    const ended = await driver.result;
+    expect(ended.outcome).toStrictEqual({ kind: "timeout", timeoutMs: 100 });
+  });
+
+  it("keeps a run alive while a timer is pending, then clears every timer at the end", async () => {
+    expect(await run("setTimeout(() => console.log('fired'), 20); 'sync'")).toStrictEqual({
+      success: true,
+      result: "sync",
+      logs: [{ level: "log", message: "fired" }],
+    });
+  });
+
+  it("ends a promise loop at the deadline", async () => {
+    expect(await run("(async () => { for (;;) await null; })()", { timeoutMs: 200 })).toStrictEqual({
+      success: false,
+      error: "Execution timed out after 200 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+      errorCode: "SANDBOX_TIMEOUT",
+      logs: [],
+    });
+  });
+
+  it("refuses timers past the pending limit with a guest RangeError", async () => {
+    expect(
+      await run(
+        "let n = 0; let caught; try { for (;;) { setTimeout(() => {}, 1); n++; } } catch (e) { caught = [n, e.name, e.message]; } caught",
+        { maxTimers: 3 },
+      ),
+    ).toStrictEqual({
+      success: true,
+      result: [3, "RangeError", "Too many pending timers in the sandbox (limit 3)"],
+      logs: [],
+    });
+  });
+
+  it("reads context and data modules through the codec", async () => {
+    expect(
+      await run("[when.getTime(), tags.has('a'), config.level]", {
+        contextText: codec.encode({ when: new Date(7), tags: new Set(["a"]) }, "context", 1e6),
+        modulesText: JSON.stringify([["config", codec.encode({ level: 3 }, "module", 1e6)]]),
+      }),
+    ).toStrictEqual({ success: true, result: [7, true, 3], logs: [] });
+  });
+
+  it("evaluates source modules before the code, under their own file name", async () => {
+    expect(
+      await run("[mathx.double(4), (() => { try { mathx.fail(); } catch (e) { return e.stack; } })()]", {
+        sourceModules: [
+          { name: "mathx", source: "module.exports = { double: (n) => n * 2, fail() { throw new Error('m'); } };" },
+        ],
+      }),
+    ).toStrictEqual({
+      success: true,
+      result: [8, "Error: m\n    at fail (sandbox-module:mathx:1:57)\n    at sandbox.js:1:40\n    at sandbox.js:1:82"],
+      logs: [],
+    });
+  });
+});

@@ -1,0 +1,51 @@
+import type { Script } from "node:vm";
+import type { LogEntry } from "@suaveplan/sandbox-core/types";
+import { GuestDriver } from "../driver/guest-driver.js";
+import type { ExecutionRequest } from "../host/execution-request.js";
+import type { GuestCall } from "../protocol/protocol.js";
+import { createVmRealm } from "./vm-realm.js";
+
+/** Hooks of {@link startVmExecution}. */
+export interface VmExecutionHooks {
+  /** Each console line as the guest writes it. */
+  onLog?: ((entry: LogEntry) => void) | undefined;
+  /** Each guest→host call; answer with `driver.reply`. */
+  onCall?: ((call: GuestCall) => string | undefined) | undefined;
+  /** A cached compile of `request.code`. */
+  script?: Script | undefined;
+  /** False only for code proven to be a bounded pure expression. */
+  watchdog?: boolean;
+}
+
+/**
+ * Run one {@link ExecutionRequest} in a fresh `node:vm` realm under the shared
+ * driver — the whole realm side of the vm engine, and of the worker and spawn
+ * engines inside their thread or process.
+ */
+export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHooks = {}): GuestDriver {
+  return new GuestDriver(
+    {
+      timeoutMs: request.timeoutMs,
+      maxOutputSize: request.maxOutputSize,
+      maxLogLines: request.maxLogLines,
+      maxTimers: request.maxTimers,
+      maxTimerCreations: request.maxTimerCreations,
+      maxResultBytes: request.maxResultBytes,
+      maxCallBytes: request.maxCallBytes,
+      shift: request.shift,
+      tools: request.tools,
+      contextText: request.contextText,
+      modulesText: request.modulesText,
+      sourceModules: request.sourceModules,
+      onLog: hooks.onLog,
+      onCall: hooks.onCall,
+    },
+    createVmRealm({
+      code: request.code,
+      script: hooks.script,
+      watchdog: hooks.watchdog ?? true,
+      maxTimers: request.maxTimers,
+      maxTimerCreations: request.maxTimerCreations,
+    }),
+  );
+}

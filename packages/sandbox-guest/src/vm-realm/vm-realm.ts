@@ -1,0 +1,269 @@
+import { randomBytes } from "node:crypto";
+import { getHeapStatistics } from "node:v8";
+import { type Context, createContext, Script } from "node:vm";
+import type { GuestRealm, RealmStatus, SourceModule } from "../driver/guest-driver.js";
+import {
+  buildKernelSource,
+  GUEST_FILENAME,
+  kernelConfig,
+  MODULE_FILENAME_PREFIX,
+  MODULE_WRAPPER_CLOSE,
+  MODULE_WRAPPER_OPEN,
+} from "../kernel/kernel-source.js";
+import type { KernelBridge } from "../kernel/kernel-kit.js";
+import { isHostError, isHostTimeout } from "./host-guards.js";
+import { trackUnhandledRejections } from "./unhandled-rejections.js";
+
+/**
+ * A per-process random suffix for the kernel's lexical binding: entry scripts
+ * reach it by name, guest code cannot guess it, and reflection does not find
+ * it (it is not a property of the global object).
+ */
+const BINDING = `__suaveplan_kernel_${randomBytes(8).toString("hex")}`;
+
+interface Compiled {
+  kernel: Script;
+  promisePrototype: Script;
+  typeError: Script;
+  entries: Record<string, Script>;
+}
+let compiled: Compiled | undefined;
+/** The kernel and its entry scripts, compiled once per process (they are context-independent). */
+function scripts(): Compiled {
+  if (compiled === undefined) {
+    const entry = (name: string) => new Script(`${BINDING}.enter(${JSON.stringify(name)});`, { filename: `suaveplan:${name}` });
+    compiled = {
+      kernel: new Script(buildKernelSource(BINDING), { filename: "suaveplan:kernel" }),
+      promisePrototype: new Script("Promise.prototype", { filename: "suaveplan:promise" }),
+      typeError: new Script("TypeError", { filename: "suaveplan:type-error" }),
+      entries: {
+        boot: entry("boot"),
+        defineModule: entry("defineModule"),
+        settle: entry("settle"),
+        fail: entry("fail"),
+        fire: entry("fire"),
+        reply: entry("reply"),
+        unhandled: entry("unhandled"),
+      },
+    };
+  }
+  return compiled;
+}
+
+const CONTEXT_OPTIONS = Object.freeze({
+  codeGeneration: Object.freeze({ strings: false, wasm: false }),
+  microtaskMode: "afterEvaluate" as const,
+});
+
+/** How much earlier than asked node's vm watchdog may fire by our clock, in ms. */
+const WATCHDOG_SLACK_MS = 5;
+
+/** Options of {@link createVmRealm}. */
+export interface VmRealmOptions {
+  /** The guest code, as prepared (`prepareGuestCode().source`). */
+  code: string;
+  /** A compiled `Script` of `code` under {@link GUEST_FILENAME}, when the caller caches them. */
+  script?: Script | undefined;
+  /**
+   * Run the code under node's timeout watchdog (default true). False only for
+   * code proven to be a bounded pure expression, where the watchdog's thread
+   * start-up would cost more than the code.
+   */
+  watchdog?: boolean;
+  /** Pending timers allowed at once. */
+  maxTimers: number;
+  /** Timers allowed to be created in total. */
+  maxTimerCreations: number;
+}
+
+/** Compile guest code the way the vm realm runs it; throws node's SyntaxError. */
+export function compileGuestScript(code: string): Script {
+  return new Script(code, { filename: GUEST_FILENAME, importModuleDynamically: refuseImport as never });
+}
+
+/** The realm whose code runs right now (entries are synchronous), for errors made in its realm. */
+let activeRealm: VmRealm | undefined;
+
+function refuseImport(): never {
+  // node rejects the guest's import() promise with what this throws: a host-realm error there
+  // would hand the guest the host's Function through `constructor`. Throw the guest's own.
+  const GuestTypeError = activeRealm?.guestTypeError;
+  if (GuestTypeError === undefined) throw "import() is not available in the sandbox";
+  throw new GuestTypeError("import() is not available in the sandbox");
+}
+
+/**
+ * The guest realm on `node:vm`, shared by the vm, worker and spawn engines: a
+ * fresh context per execution with string code generation and Wasm off and
+ * `microtaskMode: "afterEvaluate"`, so every entry (the code, a timer, a
+ * reply) is a `runInContext` bounded by the time left that also drains the
+ * context's own microtask queue — how promise loops are stopped and how guest
+ * promises make progress at all. A guest's unhandled rejection fails its run
+ * and never reaches the host process (see `unhandled-rejections.ts`).
+ */
+export function createVmRealm(options: VmRealmOptions): (bridge: KernelBridge) => GuestRealm {
+  return (bridge) => new VmRealm(options, bridge);
+}
+
+class VmRealm implements GuestRealm {
+  /** The context's own TypeError, captured before guest code ran. */
+  readonly guestTypeError: TypeErrorConstructor;
+  private context: Context | undefined;
+  private args: readonly unknown[] = [];
+  private readonly heapBefore = getHeapStatistics().used_heap_size;
+  private readonly untrack: () => void;
+
+  constructor(
+    private readonly options: VmRealmOptions,
+    bridge: KernelBridge,
+  ) {
+    const context = createContext(Object.create(null), CONTEXT_OPTIONS);
+    this.context = context;
+    const { kernel, typeError } = scripts();
+    this.guestTypeError = typeError.runInContext(context) as TypeErrorConstructor;
+    const install = kernel.runInContext(context) as (bridge: KernelBridge, configJson: string) => unknown;
+    const kernelBridge: KernelBridge = (op, a, b, c) => {
+      if (op === "argc") return this.args.length;
+      if (op === "arg") return typeof a === "number" ? this.args[a] : undefined;
+      return bridge(op, a, b, c);
+    };
+    install(
+      kernelBridge,
+      JSON.stringify(kernelConfig({ maxTimers: options.maxTimers, maxTimerCreations: options.maxTimerCreations })),
+    );
+    const promisePrototype = scripts().promisePrototype.runInContext(context) as object;
+    this.untrack = trackUnhandledRejections(promisePrototype, (reason) => {
+      if (this.context === undefined) return;
+      this.run("unhandled", [reason], 1_000);
+    });
+  }
+
+  boot(
+    runConfigJson: string,
+    contextText: string,
+    modulesText: string,
+    sourceModules: readonly SourceModule[],
+    timeoutMs: number,
+  ): RealmStatus {
+    const started = performance.now();
+    const status = this.run("boot", [runConfigJson, contextText, modulesText], timeoutMs);
+    if (!status.ok) return status;
+    for (const module of sourceModules) {
+      let factory: unknown;
+      try {
+        factory = new Script(`${MODULE_WRAPPER_OPEN}${module.source}${MODULE_WRAPPER_CLOSE}`, {
+          filename: `${MODULE_FILENAME_PREFIX}${module.name}`,
+        }).runInContext(this.context as Context, { displayErrors: false });
+      } catch (error) {
+        return {
+          ok: false,
+          outcome: {
+            kind: "fault",
+            message: `module ${module.name} could not be compiled: ${isHostError(error) ? error.message : "invalid source"}`,
+          },
+        };
+      }
+      const left = Math.max(1, Math.ceil(timeoutMs - (performance.now() - started)));
+      const defined = this.run("defineModule", [module.name, factory], left);
+      if (!defined.ok) return defined;
+    }
+    return { ok: true };
+  }
+
+  main(timeoutMs: number): RealmStatus {
+    const context = this.context;
+    if (context === undefined) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+    let script = this.options.script;
+    if (script === undefined) {
+      try {
+        script = compileGuestScript(this.options.code);
+      } catch (error) {
+        return { ok: false, outcome: { kind: "syntax", error: syntaxRecord(error) } };
+      }
+    }
+    const started = performance.now();
+    let value: unknown;
+    activeRealm = this;
+    try {
+      value =
+        this.options.watchdog === false
+          ? script.runInContext(context, { displayErrors: false })
+          : script.runInContext(context, { timeout: timeoutMs, displayErrors: false });
+    } catch (thrown) {
+      const spent = performance.now() - started;
+      if (isHostTimeout(thrown) || spent >= timeoutMs - WATCHDOG_SLACK_MS) {
+        return { ok: false, outcome: { kind: "timeout", timeoutMs: -1 } };
+      }
+      return this.run("fail", [thrown], Math.max(1, Math.ceil(timeoutMs - spent)));
+    } finally {
+      activeRealm = undefined;
+    }
+    return this.run("settle", [value], Math.max(1, Math.ceil(timeoutMs - (performance.now() - started))));
+  }
+
+  enter(name: "fire" | "reply", args: readonly (string | number | boolean)[], timeoutMs: number): RealmStatus {
+    return this.run(name, args, timeoutMs);
+  }
+
+  quiesce(): Promise<void> {
+    // Node reports unhandled rejections after the current task's microtasks; one
+    // macrotask later every rejection of this run has reached the tracker.
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  memoryUsed(): number {
+    return Math.max(0, getHeapStatistics().used_heap_size - this.heapBefore);
+  }
+
+  dispose(): void {
+    if (this.context === undefined) return;
+    this.context = undefined;
+    this.args = [];
+    this.untrack();
+  }
+
+  /** Run one kernel entry in the context within `timeoutMs`; a throw here is a timeout or a fault. */
+  private run(name: string, args: readonly unknown[], timeoutMs: number): RealmStatus {
+    const context = this.context;
+    if (context === undefined) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+    const script = scripts().entries[name];
+    if (script === undefined) return { ok: false, outcome: { kind: "fault", message: `no kernel entry ${name}` } };
+    this.args = args;
+    const started = performance.now();
+    const outer = activeRealm;
+    activeRealm = this;
+    try {
+      script.runInContext(context, { timeout: timeoutMs, displayErrors: false });
+      return { ok: true };
+    } catch (thrown) {
+      if (isHostTimeout(thrown) || performance.now() - started >= timeoutMs - WATCHDOG_SLACK_MS) {
+        return { ok: false, outcome: { kind: "timeout", timeoutMs: -1 } };
+      }
+      // The kernel catches everything guest code throws; what escapes is ours or node's.
+      return {
+        ok: false,
+        outcome: { kind: "fault", message: isHostError(thrown) ? `${thrown.name}: ${thrown.message}` : "the kernel failed" },
+      };
+    } finally {
+      this.args = [];
+      activeRealm = outer;
+    }
+  }
+}
+
+/** `SyntaxError` location from node's decorated compile error (`sandbox.js:3` header). */
+function syntaxRecord(error: unknown): { name: string; message: string; stack: string; line?: number; column?: number } {
+  const message = isHostError(error) ? error.message : "Invalid or unexpected token";
+  const record: { name: string; message: string; stack: string; line?: number; column?: number } = {
+    name: "SyntaxError",
+    message,
+    stack: "",
+  };
+  const stack = isHostError(error) && typeof error.stack === "string" ? error.stack : "";
+  const found = /^[^\n]*:(\d+)\n[^\n]*\n( *)\^/.exec(stack);
+  if (found !== null) {
+    record.line = Number(found[1]);
+    record.column = (found[2] ?? "").length + 1;
+  }
+  return record;
+}
