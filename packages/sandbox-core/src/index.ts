@@ -93,7 +93,9 @@ export {
 } from "./telemetry/index.js";
 // Types
 export {
+  type BuiltinEngineName,
   type Clock,
+  ENGINE_NAME_PATTERN,
   ENGINE_NAMES,
   type EngineCapabilities,
   type EngineLimits,
@@ -101,14 +103,14 @@ export {
   failure,
   type GuestErrorInfo,
   type LogEntry,
-  MAX_TIMER_MS,
   type LogLevel,
+  MAX_TIMER_MS,
   type SandboxConfig,
   type SandboxEngine,
+  type SandboxFailure,
   type SandboxModule,
   type SandboxOptions,
   type SandboxPoolConfig,
-  type SandboxFailure,
   type SandboxResult,
   type SandboxSuccess,
 } from "./types/index.js";
@@ -124,8 +126,8 @@ export {
   DEFAULT_MAX_CODE_LENGTH,
   type GuestSyntaxError,
   type ParsedGuestCode,
-  parseGuestCode,
   type PreparedGuestCode,
+  parseGuestCode,
   prepareGuestCode,
   type RuleFinding,
   type RuleInput,

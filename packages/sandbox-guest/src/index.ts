@@ -16,6 +16,8 @@ export {
 export {
   type BuiltRequest,
   buildExecutionRequest,
+  type CheckedInput,
+  checkExecutionInput,
   DEFAULT_MAX_CALL_BYTES,
   DEFAULT_MAX_LOG_LINES,
   DEFAULT_MAX_TIMERS,
@@ -25,9 +27,21 @@ export {
   withoutCode,
 } from "./host/execution-request.js";
 export { ModuleRegistry } from "./host/module-registry.js";
+export { refuseDynamicImport } from "./host/refuse-dynamic-import.js";
 // Kernel
-export type { ErrorRecord, KernelBridge, KernelConfig, KernelKit, NotTransferableRecord } from "./kernel/kernel-kit.js";
-export { buildKernelSource, GUEST_FILENAME, kernelConfig, MODULE_FILENAME_PREFIX } from "./kernel/kernel-source.js";
+export type {
+  ErrorRecord,
+  KernelBridge,
+  KernelConfig,
+  KernelKit,
+  NotTransferableRecord,
+} from "./kernel/kernel-kit.js";
+export {
+  buildKernelSource,
+  GUEST_FILENAME,
+  kernelConfig,
+  MODULE_FILENAME_PREFIX,
+} from "./kernel/kernel-source.js";
 // Outcome
 export { errorHeadline, type ResultExtras, toSandboxResult } from "./outcome/to-sandbox-result.js";
 // Protocol

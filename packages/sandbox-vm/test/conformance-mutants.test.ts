@@ -94,7 +94,9 @@ const MUTANTS: Mutant[] = [
     make: (limits) =>
       new MutantEngine(limits, async (inner, code, context, options) => {
         const result = await inner.execute(code, context, options);
-        return result.success ? result : { ...result, error: result.error.replace(/ \(line \d+, column \d+\)/, "") };
+        return result.success
+          ? result
+          : { ...result, error: result.error.replace(/ \(line \d+, column \d+\)/, "") };
       }),
   },
   {

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import * as vm from "node:vm";
 import { Worker } from "node:worker_threads";
-import type { EngineName, SandboxEngine } from "@suaveplan/sandbox-core/types";
+import type { BuiltinEngineName, EngineName, SandboxEngine } from "@suaveplan/sandbox-core/types";
 import { latencyMedian, throughput } from "./measure.js";
 
 /** One measured engine against its raw primitive, both measured in the same run. */
@@ -29,7 +29,7 @@ export interface EngineBenchOptions {
   /** Measured calls per latency row. */
   iterations: number;
   /** Engines to measure (default all four). */
-  engines?: readonly EngineName[];
+  engines?: readonly BuiltinEngineName[];
   /** Called as each row completes. */
   onRow?: (row: EngineBenchRow) => void;
 }
@@ -46,7 +46,7 @@ interface Subject {
   raw: () => Promise<{ call: () => Promise<unknown>; close: () => void }>;
 }
 
-const subjects: Record<EngineName, Subject> = {
+const subjects: Record<BuiltinEngineName, Subject> = {
   vm: {
     primitive: 'vm.runInNewContext("2 + 3")',
     target: "≤ 1.5×",

@@ -106,7 +106,7 @@ async function runStreaming(
   io.stdout(`── ${engine}: ${capabilities.tier}\n`);
   let result: SandboxResult | undefined;
   for await (const chunk of sandbox.executeStream(code, options.context)) {
-    if (chunk.type === "log") io.stdout(formatLog(chunk.data));
+    if (chunk.type === "log") io.stdout(formatLog({ level: chunk.level ?? "log", message: chunk.data }));
     else if (chunk.type === "complete") result = chunk.data;
   }
   if (!result) throw new Error("executeStream ended without a result");

@@ -39,7 +39,10 @@ const cache = new Map<string, PreparedGuestCode>();
  */
 export function prepareGuestCode(code: string, options: { analyse?: boolean } = {}): PreparedGuestCode {
   const cached = cache.get(code);
-  if (cached !== undefined && (options.analyse !== true || cached.findings !== undefined || cached.syntaxError)) {
+  if (
+    cached !== undefined &&
+    (options.analyse !== true || cached.findings !== undefined || cached.syntaxError)
+  ) {
     cache.delete(code);
     cache.set(code, cached);
     return cached;

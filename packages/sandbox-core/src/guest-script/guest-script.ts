@@ -67,7 +67,10 @@ export function wrapTopLevelAwait(code: string, parsed: Program): string | undef
 }
 
 /** {@link wrapTopLevelAwait} with how positions moved. */
-export function wrapWithShift(code: string, parsed: Program): { source: string; shift: WrapShift } | undefined {
+export function wrapWithShift(
+  code: string,
+  parsed: Program,
+): { source: string; shift: WrapShift } | undefined {
   const program = parsed as unknown as PositionedNode & { body: PositionedNode[] };
   if (!usesTopLevelAwaitOrReturn(program)) return undefined;
   const last = program.body.at(-1);

@@ -1,1 +1,7 @@
-export { type GuestScript, toGuestScript, type WrapShift, wrapTopLevelAwait, wrapWithShift } from "./guest-script.js";
+export {
+  type GuestScript,
+  toGuestScript,
+  type WrapShift,
+  wrapTopLevelAwait,
+  wrapWithShift,
+} from "./guest-script.js";

@@ -1,23 +1,31 @@
 import { z } from "zod";
 import { SANDBOX_CODES, type SandboxCode, SandboxError } from "../error-codes/sandbox-codes.js";
-import type { EngineLimits, LogEntry, SandboxConfig, SandboxModule, SandboxOptions } from "../types/sandbox-types.js";
+import {
+  ENGINE_NAME_PATTERN,
+  type EngineLimits,
+  type LogEntry,
+  MAX_TIMER_MS,
+  type SandboxConfig,
+  type SandboxModule,
+  type SandboxOptions,
+} from "../types/sandbox-types.js";
 
-const MAX_TIMEOUT_MS = 2_147_483_647; // setTimeout's ceiling
-const milliseconds = z.number().int().positive().max(MAX_TIMEOUT_MS);
+const milliseconds = z.number().int().positive().max(MAX_TIMER_MS);
 const bytes = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
 /** Defaults applied by {@link parseSandboxConfig}. */
-export const SANDBOX_DEFAULTS: Readonly<Omit<SandboxConfig, "pool" | "maxExecutionsPerWindow">> =
-  Object.freeze({
-    engine: "vm",
-    timeout: 5_000,
-    memoryLimit: 128 * 1024 * 1024,
-    maxOutputSize: 1024 * 1024,
-    maxCodeLength: 100_000,
-    allowedModules: ["Math", "JSON", "Date"],
-    rateLimitWindow: 60_000,
-    enableAudit: true,
-  });
+export const SANDBOX_DEFAULTS: Readonly<
+  Omit<SandboxConfig, "pool" | "maxExecutionsPerWindow" | "engineOptions">
+> = Object.freeze({
+  engine: "vm",
+  timeout: 5_000,
+  memoryLimit: 128 * 1024 * 1024,
+  maxOutputSize: 1024 * 1024,
+  maxCodeLength: 100_000,
+  allowedModules: ["Math", "JSON", "Date"],
+  rateLimitWindow: 60_000,
+  enableAudit: true,
+});
 
 /** Schema of `config.pool` as users write it. */
 export const SandboxPoolConfigSchema = z
@@ -36,7 +44,13 @@ export const SandboxPoolConfigSchema = z
 
 /** Schema of `createSandbox(config)`: every field optional, unknown fields rejected. */
 export const SandboxConfigPartialSchema = z.strictObject({
-  engine: z.enum(["vm", "worker", "spawn", "isolate"]).optional(),
+  engine: z
+    .string()
+    .regex(
+      ENGINE_NAME_PATTERN,
+      "must be an engine name: lowercase letters, digits and dashes (vm, worker, spawn, isolate, or one you registered)",
+    )
+    .optional(),
   timeout: milliseconds.optional(),
   memoryLimit: bytes.optional(),
   maxOutputSize: bytes.optional(),
@@ -46,6 +60,7 @@ export const SandboxConfigPartialSchema = z.strictObject({
   rateLimitWindow: milliseconds.optional(),
   enableAudit: z.boolean().optional(),
   pool: SandboxPoolConfigSchema.optional(),
+  engineOptions: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** What users may pass to `createSandbox`. */
@@ -144,6 +159,7 @@ export function parseSandboxConfig(input: unknown = {}): SandboxConfig {
     rateLimitWindow: partial.rateLimitWindow ?? SANDBOX_DEFAULTS.rateLimitWindow,
     enableAudit: partial.enableAudit ?? SANDBOX_DEFAULTS.enableAudit,
     pool: partial.pool,
+    engineOptions: Object.freeze({ ...(partial.engineOptions ?? {}) }),
   };
 }
 
@@ -176,7 +192,11 @@ export function parseSandboxModule(input: unknown): SandboxModule {
 export function parseEngineLimits(input: unknown = {}): EngineLimits {
   const raw = (input ?? {}) as Partial<Record<keyof EngineLimits, unknown>>;
   const config = parseSandboxConfig(
-    withoutUndefined({ timeout: raw.timeout, memoryLimit: raw.memoryLimit, maxOutputSize: raw.maxOutputSize }),
+    withoutUndefined({
+      timeout: raw.timeout,
+      memoryLimit: raw.memoryLimit,
+      maxOutputSize: raw.maxOutputSize,
+    }),
   );
   return Object.freeze({
     timeout: config.timeout,

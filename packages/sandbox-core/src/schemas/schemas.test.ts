@@ -46,10 +46,11 @@ describe("schemas", () => {
     );
   });
 
-  it("rejects an unknown engine and an unknown built-in module", () => {
-    expect(thrown(() => parseSandboxConfig({ engine: "docker" })).message).toBe(
-      'Invalid sandbox config: config.engine: Invalid option: expected one of "vm"|"worker"|"spawn"|"isolate" (got "docker") (SANDBOX_INVALID_CONFIG)',
+  it("rejects a malformed engine name and an unknown built-in module (which engines exist is the facade's registry's call)", () => {
+    expect(thrown(() => parseSandboxConfig({ engine: "Docker Engine" })).message).toBe(
+      'Invalid sandbox config: config.engine: must be an engine name: lowercase letters, digits and dashes (vm, worker, spawn, isolate, or one you registered) (got "Docker Engine") (SANDBOX_INVALID_CONFIG)',
     );
+    expect(parseSandboxConfig({ engine: "quickjs" }).engine).toBe("quickjs");
     expect(thrown(() => parseSandboxConfig({ allowedModules: ["Math", "fs"] })).message).toBe(
       'Invalid sandbox config: config.allowedModules.1: Invalid option: expected one of "Math"|"JSON"|"Date" (got "fs") (SANDBOX_INVALID_CONFIG)',
     );
@@ -64,6 +65,7 @@ describe("schemas", () => {
       allowedModules: ["Math", "JSON", "Date"],
       maxExecutionsPerWindow: undefined,
       pool: undefined,
+      engineOptions: {},
     });
     expect(parseSandboxConfig({ engine: "isolate", timeout: 250, pool: { maxSize: 2 } })).toMatchObject({
       engine: "isolate",

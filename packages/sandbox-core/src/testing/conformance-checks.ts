@@ -221,7 +221,10 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
         ["[1, class {}]", "result[1]"],
       ] as const) {
         const result = await expectFailure(engine, code, RESULT_NOT_TRANSFERABLE);
-        expect(result.error.startsWith(`${path} cannot leave the sandbox: it is a function;`), result.error).toBe(true);
+        expect(
+          result.error.startsWith(`${path} cannot leave the sandbox: it is a function;`),
+          result.error,
+        ).toBe(true);
       }
     },
   },
@@ -235,7 +238,10 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
         ["({ key: Symbol.iterator })", "result.key"],
       ] as const) {
         const result = await expectFailure(engine, code, RESULT_NOT_TRANSFERABLE);
-        expect(result.error.startsWith(`${path} cannot leave the sandbox: it is a symbol;`), result.error).toBe(true);
+        expect(
+          result.error.startsWith(`${path} cannot leave the sandbox: it is a symbol;`),
+          result.error,
+        ).toBe(true);
       }
       await expectValue(engine, "10n ** 20n", 10n ** 20n);
       await expectValue(engine, "[1n]", [1n]);
@@ -246,7 +252,11 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
     name: "returns cyclic results with their cycles",
     async run(env) {
       const engine = await env.engine();
-      const object = await expectValue(engine, "const a = { n: 1 }; a.self = a; a", expect.objectContaining({ n: 1 }));
+      const object = await expectValue(
+        engine,
+        "const a = { n: 1 }; a.self = a; a",
+        expect.objectContaining({ n: 1 }),
+      );
       const value = object.result as { self: unknown };
       expect(value.self).toBe(value);
       const list = await engine.execute("const list = [1]; list.push({ back: list }); list");
@@ -264,7 +274,9 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
       const plain = await expectFailure(engine, "throw new Error('boom')", GUEST_ERROR);
       expect(plain.error).toBe(`Error: boom (line 1, column 7) (${GUEST_ERROR})`);
       const typed = await expectFailure(engine, "null.property", GUEST_ERROR);
-      expect(typed.error).toBe(`TypeError: Cannot read properties of null (reading 'property') (line 1, column 6) (${GUEST_ERROR})`);
+      expect(typed.error).toBe(
+        `TypeError: Cannot read properties of null (reading 'property') (line 1, column 6) (${GUEST_ERROR})`,
+      );
       const custom = await expectFailure(engine, "throw new RangeError('out of range')", GUEST_ERROR);
       expect(custom.guestError).toStrictEqual({
         name: "RangeError",

@@ -7,5 +7,5 @@ export {
   type EngineConformanceOptions,
   type ResolvedConformanceOptions,
 } from "./conformance-checks.js";
-export { type MakeEngine, runConformanceCheck, runEngineConformance } from "./run-engine-conformance.js";
 export { checkParityRow, PARITY_ROWS, type ParityRow } from "./parity-table.js";
+export { type MakeEngine, runConformanceCheck, runEngineConformance } from "./run-engine-conformance.js";

@@ -28,8 +28,18 @@ export interface ParityRow {
 
 const { GUEST_ERROR, SYNTAX_ERROR, RESULT_NOT_TRANSFERABLE, INVALID_OPTIONS } = SANDBOX_CODES;
 
+/** An array of `length` with only the given indices set (holes elsewhere). */
+const sparse = (length: number, ...entries: [number, unknown][]): unknown[] => {
+  const array: unknown[] = new Array(length);
+  for (const [index, value] of entries) array[index] = value;
+  return array;
+};
 const ok = (result: unknown, logs: SandboxResult["logs"] = []) => ({ success: true as const, result, logs });
-const logged = (...messages: string[]) => ok(undefined, messages.map((message) => ({ level: "log" as const, message })));
+const logged = (...messages: string[]) =>
+  ok(
+    undefined,
+    messages.map((message) => ({ level: "log" as const, message })),
+  );
 const fail = (
   errorCode: (typeof SANDBOX_CODES)[keyof typeof SANDBOX_CODES],
   text: string,
@@ -83,8 +93,8 @@ export const PARITY_ROWS: readonly ParityRow[] = [
   },
   {
     name: "console.log quotes nested strings as Node does",
-    code: "console.log({ s: \"it's\", t: 'say \"hi\"', u: `a'b\"c` })",
-    expected: logged("{ s: \"it's\", t: 'say \"hi\"', u: `a'b\"c` }"),
+    code: 'console.log({ s: "it\'s", t: \'say "hi"\', u: `a\'b"c` })',
+    expected: logged('{ s: "it\'s", t: \'say "hi"\', u: `a\'b"c` }'),
   },
   {
     name: "console.log of functions and classes",
@@ -94,7 +104,9 @@ export const PARITY_ROWS: readonly ParityRow[] = [
   {
     name: "console.log of quoted and symbol keys, null prototypes, typed arrays, dates",
     code: "console.log({ 'a b': 1, [Symbol('k')]: 2 }, Object.create(null), new Uint8Array([1, 2, 3]), new Date(0))",
-    expected: logged("{ 'a b': 1, [Symbol(k)]: 2 } [Object: null prototype] {} Uint8Array(3) [ 1, 2, 3 ] 1970-01-01T00:00:00.000Z"),
+    expected: logged(
+      "{ 'a b': 1, [Symbol(k)]: 2 } [Object: null prototype] {} Uint8Array(3) [ 1, 2, 3 ] 1970-01-01T00:00:00.000Z",
+    ),
   },
   {
     name: "console.log breaks long objects over lines",
@@ -127,14 +139,25 @@ export const PARITY_ROWS: readonly ParityRow[] = [
   {
     name: "undefined, NaN, ±Infinity and -0 in arrays and objects",
     code: "({ list: [undefined, NaN, Infinity, -Infinity, -0], u: undefined })",
-    expected: ok({ list: [undefined, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0], u: undefined }),
+    expected: ok({
+      list: [undefined, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0],
+      u: undefined,
+    }),
   },
   { name: "a top-level undefined", code: "undefined", expected: ok(undefined) },
-  { name: "a sparse array keeps its holes and length", code: "const a = [1, , 3]; a.length = 5; a", expected: ok([1, , 3, , ,]) },
+  {
+    name: "a sparse array keeps its holes and length",
+    code: "const a = [1, , 3]; a.length = 5; a",
+    expected: ok(sparse(5, [0, 1], [2, 3])),
+  },
   {
     name: "typed arrays, DataView and ArrayBuffer",
     code: "({ u8: new Uint8Array([1, 2, 3]), f64: new Float64Array([1.5]), buf: new Uint8Array([7, 8]).buffer })",
-    expected: ok({ u8: new Uint8Array([1, 2, 3]), f64: new Float64Array([1.5]), buf: new Uint8Array([7, 8]).buffer }),
+    expected: ok({
+      u8: new Uint8Array([1, 2, 3]),
+      f64: new Float64Array([1.5]),
+      buf: new Uint8Array([7, 8]).buffer,
+    }),
   },
   {
     name: "an Error value as a result",
@@ -154,12 +177,14 @@ export const PARITY_ROWS: readonly ParityRow[] = [
   {
     name: "shared references and cycles keep their identity",
     code: "const shared = { v: 1 }; const root = { a: shared, b: shared }; root.self = root; root",
-    expected: ok((() => {
-      const shared = { v: 1 };
-      const root: Record<string, unknown> = { a: shared, b: shared };
-      root.self = root;
-      return root;
-    })()),
+    expected: ok(
+      (() => {
+        const shared = { v: 1 };
+        const root: Record<string, unknown> = { a: shared, b: shared };
+        root.self = root;
+        return root;
+      })(),
+    ),
     check: (result) => {
       const value = result.result as { a: unknown; b: unknown; self: unknown };
       expect(value.a).toBe(value.b);
@@ -182,13 +207,21 @@ export const PARITY_ROWS: readonly ParityRow[] = [
     name: "a thrown TypeError: name, message, guest line and column, guest-only stack",
     code: "throw new TypeError('boom')",
     expected: fail(GUEST_ERROR, "TypeError: boom (line 1, column 7)", {
-      guestError: { name: "TypeError", message: "boom", stack: "TypeError: boom\n    at sandbox.js:1:7", line: 1, column: 7 },
+      guestError: {
+        name: "TypeError",
+        message: "boom",
+        stack: "TypeError: boom\n    at sandbox.js:1:7",
+        line: 1,
+        column: 7,
+      },
     }),
   },
   {
     name: "a thrown non-error value",
     code: "throw 'plain'",
-    expected: fail(GUEST_ERROR, "Uncaught 'plain'", { guestError: { name: "", message: "'plain'", stack: "" } }),
+    expected: fail(GUEST_ERROR, "Uncaught 'plain'", {
+      guestError: { name: "", message: "'plain'", stack: "" },
+    }),
   },
   {
     name: "a rejected promise",
@@ -207,7 +240,13 @@ export const PARITY_ROWS: readonly ParityRow[] = [
     name: "top-level await then throw keeps the original column",
     code: "await null; throw new Error('after')",
     expected: fail(GUEST_ERROR, "Error: after (line 1, column 19)", {
-      guestError: { name: "Error", message: "after", stack: "Error: after\n    at sandbox.js:1:19", line: 1, column: 19 },
+      guestError: {
+        name: "Error",
+        message: "after",
+        stack: "Error: after\n    at sandbox.js:1:19",
+        line: 1,
+        column: 19,
+      },
     }),
   },
   {
@@ -228,7 +267,13 @@ export const PARITY_ROWS: readonly ParityRow[] = [
     name: "an uncaught error in a timer fails the run",
     code: "setTimeout(() => { throw new Error('later'); }, 1); 'value'",
     expected: fail(GUEST_ERROR, "Error: later (line 1, column 26)", {
-      guestError: { name: "Error", message: "later", stack: "Error: later\n    at sandbox.js:1:26", line: 1, column: 26 },
+      guestError: {
+        name: "Error",
+        message: "later",
+        stack: "Error: later\n    at sandbox.js:1:26",
+        line: 1,
+        column: 26,
+      },
     }),
   },
   {
@@ -294,7 +339,10 @@ export const PARITY_ROWS: readonly ParityRow[] = [
     name: "a function in the context names its path",
     code: "1",
     context: { helpers: { run: () => 1 } },
-    expected: fail(INVALID_OPTIONS, "context.helpers.run: a function cannot be copied into the sandbox; pass plain data"),
+    expected: fail(
+      INVALID_OPTIONS,
+      "context.helpers.run: a function cannot be copied into the sandbox; pass plain data",
+    ),
   },
 ];
 
@@ -309,4 +357,3 @@ export async function checkParityRow(engine: SandboxEngine, row: ParityRow): Pro
   expect(rest, row.name).toStrictEqual(row.expected);
   row.check?.(result);
 }
-

@@ -1,10 +1,20 @@
 import type { SandboxCode } from "../error-codes/sandbox-codes.js";
 
-/** The four execution engines. Only `isolate` is a security boundary on its own. */
-export type EngineName = "vm" | "worker" | "spawn" | "isolate";
+/** The four built-in engines. Only `isolate` is a security boundary on its own. */
+export type BuiltinEngineName = "vm" | "worker" | "spawn" | "isolate";
 
-/** The engine names, in tier order (weakest isolation first). */
-export const ENGINE_NAMES: readonly EngineName[] = Object.freeze(["vm", "worker", "spawn", "isolate"]);
+/**
+ * An engine's name: a built-in one, or any name an engine was registered
+ * under (`registerEngine` in `@suaveplan/sandbox`) — the list is open, so a
+ * fifth engine needs no change here.
+ */
+export type EngineName = BuiltinEngineName | (string & {});
+
+/** The built-in engine names, in tier order (weakest isolation first). */
+export const ENGINE_NAMES: readonly BuiltinEngineName[] = Object.freeze(["vm", "worker", "spawn", "isolate"]);
+
+/** Lowercase letters, digits and dashes, starting with a letter: what an engine may be called. */
+export const ENGINE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,63}$/;
 
 /** A source of "now" in milliseconds since the epoch. Defaults to `Date.now`. */
 export type Clock = () => number;
@@ -58,6 +68,8 @@ export interface SandboxConfig {
   enableAudit: boolean;
   /** Run through a `SandboxPool` when set. */
   pool: SandboxPoolConfig | undefined;
+  /** Engine-specific options, handed to the engine's factory as they are (e.g. spawn's `env`, isolate's `maxTimers`). */
+  engineOptions: Readonly<Record<string, unknown>>;
 }
 
 /** Per-execution overrides. */

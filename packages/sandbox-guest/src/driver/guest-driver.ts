@@ -36,7 +36,11 @@ export interface GuestRealm {
   /** Compile and run the guest code, handing its completion value (or what it threw) to the kernel. */
   main(timeoutMs: number): RealmStatus | Promise<RealmStatus>;
   /** Call a kernel entry (`fire`, `reply`) with primitive arguments. */
-  enter(name: "fire" | "reply", args: readonly (string | number | boolean)[], timeoutMs: number): RealmStatus | Promise<RealmStatus>;
+  enter(
+    name: "fire" | "reply",
+    args: readonly (string | number | boolean)[],
+    timeoutMs: number,
+  ): RealmStatus | Promise<RealmStatus>;
   /** Wait for what the platform reports after a task (unhandled rejections), before the outcome is final. */
   quiesce?(): Promise<void>;
   /** Heap bytes attributed to the execution so far, when the realm can tell. */
@@ -145,7 +149,10 @@ export class GuestDriver {
     this.result = new Promise((resolve) => {
       this.resolveResult = resolve;
     });
-    this.deadlineTimer = setTimeout(() => this.end({ kind: "timeout", timeoutMs: plan.timeoutMs }), plan.timeoutMs);
+    this.deadlineTimer = setTimeout(
+      () => this.end({ kind: "timeout", timeoutMs: plan.timeoutMs }),
+      plan.timeoutMs,
+    );
     try {
       this.realm = createRealm(this.bridge);
     } catch (error) {
@@ -192,14 +199,16 @@ export class GuestDriver {
   };
 
   private onLog(level: unknown, message: unknown): boolean {
-    if (this.finished || typeof level !== "string" || !LEVELS.has(level) || typeof message !== "string") return false;
+    if (this.finished || typeof level !== "string" || !LEVELS.has(level) || typeof message !== "string")
+      return false;
     if (this.logLines >= this.plan.maxLogLines) return false;
     this.logLines++;
     return this.collector.push(level as LogLevel, message);
   }
 
   private onTimer(id: unknown, ms: unknown, repeat: unknown): boolean | string {
-    if (this.finished || typeof id !== "number" || typeof ms !== "number" || this.timers.has(id)) return false;
+    if (this.finished || typeof id !== "number" || typeof ms !== "number" || this.timers.has(id))
+      return false;
     if (this.timers.size >= this.plan.maxTimers) {
       return `Too many pending timers in the sandbox (limit ${this.plan.maxTimers})`;
     }
@@ -209,7 +218,9 @@ export class GuestDriver {
     this.timersCreated++;
     const delay = Math.min(Math.max(1, ms), MAX_TIMER_MS);
     const handle =
-      repeat === true ? setInterval(() => this.onDue(id, true), delay) : setTimeout(() => this.onDue(id, false), delay);
+      repeat === true
+        ? setInterval(() => this.onDue(id, true), delay)
+        : setTimeout(() => this.onDue(id, false), delay);
     this.timers.set(id, handle);
     return true;
   }
@@ -243,13 +254,16 @@ export class GuestDriver {
       };
     } else return;
     const previous = this.reported;
-    if (previous === undefined || (outcome.kind === "error" && previous.kind !== "error")) this.reported = outcome;
+    if (previous === undefined || (outcome.kind === "error" && previous.kind !== "error"))
+      this.reported = outcome;
   }
 
   private onCall(id: unknown, name: unknown, text: unknown): boolean | string {
-    if (this.finished || typeof id !== "number" || typeof name !== "string" || typeof text !== "string") return false;
+    if (this.finished || typeof id !== "number" || typeof name !== "string" || typeof text !== "string")
+      return false;
     const onCall = this.plan.onCall;
-    if (onCall === undefined) return JSON.stringify({ name: "Error", message: "host calls are not available" });
+    if (onCall === undefined)
+      return JSON.stringify({ name: "Error", message: "host calls are not available" });
     let refusal: string | undefined;
     try {
       refusal = onCall({ id, name, text });
@@ -278,7 +292,8 @@ export class GuestDriver {
       this.plan.sourceModules,
       this.remaining(),
     );
-    if (status.ok && this.reported === undefined && !this.finished) status = await realm.main(this.remaining());
+    if (status.ok && this.reported === undefined && !this.finished)
+      status = await realm.main(this.remaining());
     this.booted = true;
     this.busy = false;
     if (!status.ok) {
@@ -303,7 +318,11 @@ export class GuestDriver {
     const status =
       id !== undefined
         ? realm.enter("fire", [id], this.remaining())
-        : realm.enter("reply", [(reply as CallReply).id, (reply as CallReply).ok, (reply as CallReply).text], this.remaining());
+        : realm.enter(
+            "reply",
+            [(reply as CallReply).id, (reply as CallReply).ok, (reply as CallReply).text],
+            this.remaining(),
+          );
     if (status instanceof Promise) {
       this.busy = true;
       void status.then((settled) => {

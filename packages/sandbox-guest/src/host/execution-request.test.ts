@@ -11,8 +11,20 @@ function refusal(code: unknown, context?: unknown, options?: unknown) {
 
 describe("buildExecutionRequest: bad input resolves the same coded failure on every engine", () => {
   it.each([
-    [42, undefined, undefined, "SANDBOX_INVALID_OPTIONS", "code: must be a string (got number) (SANDBOX_INVALID_OPTIONS)"],
-    ["1", [1], undefined, "SANDBOX_INVALID_OPTIONS", "context: must be a plain object of values to copy in as globals (SANDBOX_INVALID_OPTIONS)"],
+    [
+      42,
+      undefined,
+      undefined,
+      "SANDBOX_INVALID_OPTIONS",
+      "code: must be a string (got number) (SANDBOX_INVALID_OPTIONS)",
+    ],
+    [
+      "1",
+      [1],
+      undefined,
+      "SANDBOX_INVALID_OPTIONS",
+      "context: must be a plain object of values to copy in as globals (SANDBOX_INVALID_OPTIONS)",
+    ],
     [
       "1",
       { a: { f: () => 1 } },

@@ -1,8 +1,14 @@
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
-import { parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
 import type { WrapShift } from "@suaveplan/sandbox-core/guest-script";
-import { type EngineLimits, failure, type LogEntry, type SandboxFailure } from "@suaveplan/sandbox-core/types";
+import { parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
+import {
+  type EngineLimits,
+  failure,
+  type LogEntry,
+  type SandboxFailure,
+  type SandboxOptions,
+} from "@suaveplan/sandbox-core/types";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { SourceModule } from "../driver/guest-driver.js";
 import { described } from "../outcome/to-sandbox-result.js";
@@ -55,7 +61,12 @@ export interface RequestDefaults extends EngineLimits {
 
 /** A request, or the failure that bad input resolves. */
 export type BuiltRequest =
-  | { ok: true; request: ExecutionRequest; onLog: ((entry: LogEntry) => void) | undefined; memoryLimit: number }
+  | {
+      ok: true;
+      request: ExecutionRequest;
+      onLog: ((entry: LogEntry) => void) | undefined;
+      memoryLimit: number;
+    }
   | { ok: false; result: SandboxFailure };
 
 /**
@@ -70,27 +81,17 @@ export function buildExecutionRequest(
   defaults: RequestDefaults,
   modules: ModuleRegistry,
 ): BuiltRequest {
-  let resolved: ReturnType<typeof parseSandboxOptions> = {};
-  if (options !== undefined) {
-    try {
-      resolved = parseSandboxOptions(options);
-    } catch (error) {
-      return { ok: false, result: failure(SANDBOX_CODES.INVALID_OPTIONS, withoutCode(error)) };
-    }
-  }
-  if (typeof code !== "string") {
-    return {
-      ok: false,
-      result: failure(SANDBOX_CODES.INVALID_OPTIONS, `code: must be a string (got ${code === null ? "null" : typeof code})`),
-    };
-  }
+  const checked = checkExecutionInput(code, context, options);
+  if (!checked.ok) return checked;
+  const source = checked.code;
+  const resolved = checked.options;
   const memoryLimit = resolved.memoryLimit ?? defaults.memoryLimit;
   const contextText = encodeContext(context, memoryLimit);
   if (typeof contextText !== "string") return { ok: false, result: contextText };
   const maxTimers = defaults.maxTimers ?? DEFAULT_MAX_TIMERS;
-  const refusal = refuseDynamicImport(code);
+  const refusal = refuseDynamicImport(source);
   if (refusal !== undefined) return { ok: false, result: failure(SANDBOX_CODES.CODE_BLOCKED, refusal) };
-  const prepared = prepareGuestCode(code);
+  const prepared = prepareGuestCode(source);
   return {
     ok: true,
     memoryLimit,
@@ -112,11 +113,45 @@ export function buildExecutionRequest(
   };
 }
 
+/** Valid `execute` input, or the failure it resolves. */
+export type CheckedInput =
+  | { ok: true; code: string; options: SandboxOptions }
+  | { ok: false; result: SandboxFailure };
+
+/**
+ * The one check of `execute(code, context, options)` arguments, used by
+ * every engine and by the facade: bad input resolves `SANDBOX_INVALID_OPTIONS`
+ * naming the field (it never throws). Context values are checked when they
+ * are encoded.
+ */
+export function checkExecutionInput(code: unknown, context: unknown, options: unknown): CheckedInput {
+  let resolved: SandboxOptions = {};
+  if (options !== undefined) {
+    try {
+      resolved = parseSandboxOptions(options);
+    } catch (error) {
+      return { ok: false, result: failure(SANDBOX_CODES.INVALID_OPTIONS, withoutCode(error)) };
+    }
+  }
+  if (typeof code !== "string") {
+    return {
+      ok: false,
+      result: failure(
+        SANDBOX_CODES.INVALID_OPTIONS,
+        `code: must be a string (got ${code === null ? "null" : typeof code})`,
+      ),
+    };
+  }
+  if (context !== undefined && context !== null && (typeof context !== "object" || Array.isArray(context))) {
+    return { ok: false, result: failure(SANDBOX_CODES.INVALID_OPTIONS, CONTEXT_SHAPE) };
+  }
+  return { ok: true, code, options: resolved };
+}
+
+const CONTEXT_SHAPE = "context: must be a plain object of values to copy in as globals";
+
 function encodeContext(context: unknown, maxBytes: number): string | SandboxFailure {
   if (context === undefined || context === null) return "";
-  if (typeof context !== "object" || Array.isArray(context)) {
-    return failure(SANDBOX_CODES.INVALID_OPTIONS, "context: must be a plain object of values to copy in as globals");
-  }
   if (Object.keys(context).length === 0) return "";
   try {
     return codec.encode(context, "context", maxBytes);

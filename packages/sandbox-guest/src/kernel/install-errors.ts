@@ -21,7 +21,10 @@ export function installErrors(kit: KernelKit): void {
   const modulePrefix = kit.config.moduleFilenamePrefix;
   const replace = String.prototype.replace;
   // `at fn (sandbox.js:3:7)` or `at sandbox.js:3:7`: the innermost frame of the main guest file.
-  const LOCATION = new RegExp(`[ (]${apply(replace, guestFile, [/[.*+?^${}()|[\]\\]/g, "\\$&"])}:(\\d+):(\\d+)\\)?$`, "m");
+  const LOCATION = new RegExp(
+    `[ (]${apply(replace, guestFile, [/[.*+?^${}()|[\]\\]/g, "\\$&"])}:(\\d+):(\\d+)\\)?$`,
+    "m",
+  );
   const NumberCtor = Number;
 
   const callOf = (frame: unknown, method: string): unknown => {
@@ -56,8 +59,9 @@ export function installErrors(kit: KernelKit): void {
 
   /** Undo the async wrapper's shift (see `WrapShift` in sandbox-core) so positions name the original code. */
   const original = (line: number, column: number): number => {
-    const shift = (kit as { runConfig?: { shift?: { prefix: number; line: number; column: number; length: number } } })
-      .runConfig?.shift;
+    const shift = (
+      kit as { runConfig?: { shift?: { prefix: number; line: number; column: number; length: number } } }
+    ).runConfig?.shift;
     if (shift === undefined) return column;
     let col = column;
     if (line === shift.line && col - 1 >= shift.column) {
@@ -77,7 +81,9 @@ export function installErrors(kit: KernelKit): void {
     const where = `${file}:${line}:${column}`;
     const fnName = callOf(frame, "getFunctionName");
     const prefix = `${callOf(frame, "isAsync") === true ? "async " : ""}${callOf(frame, "isConstructor") === true ? "new " : ""}`;
-    return typeof fnName === "string" && fnName !== "" ? `${prefix}${fnName} (${where})` : `${prefix}${where}`;
+    return typeof fnName === "string" && fnName !== ""
+      ? `${prefix}${fnName} (${where})`
+      : `${prefix}${where}`;
   };
 
   const prepareStackTrace = (error: unknown, frames: unknown): string => {
@@ -95,7 +101,12 @@ export function installErrors(kit: KernelKit): void {
     enumerable: false,
     configurable: false,
   });
-  defineProperty(globalThis, "Error", { value: ErrorCtor, writable: false, enumerable: false, configurable: false });
+  defineProperty(globalThis, "Error", {
+    value: ErrorCtor,
+    writable: false,
+    enumerable: false,
+    configurable: false,
+  });
 
   const ownString = (value: object, key: string): string | undefined => {
     try {
@@ -108,7 +119,11 @@ export function installErrors(kit: KernelKit): void {
 
   kit.describeError = (value: unknown): ErrorRecord => {
     try {
-      if (value !== null && typeof value === "object" && apply(objectToString, value, []) === "[object Error]") {
+      if (
+        value !== null &&
+        typeof value === "object" &&
+        apply(objectToString, value, []) === "[object Error]"
+      ) {
         let name: unknown;
         let message: unknown;
         try {

@@ -16,6 +16,8 @@ export function installSettle(kit: KernelKit & CallsKit): void {
   const promiseThen = Promise.prototype.then;
   const parse = JSON.parse;
   const stringify = JSON.stringify;
+  // Captured before guest code runs; only realms that evaluate code themselves (isolated-vm) call `evaluate`.
+  // biome-ignore lint/security/noGlobalEval: the kernel is the one place guest code is evaluated from a string.
   const indirectEval = globalThis.eval;
   let settled = false;
 
@@ -24,7 +26,8 @@ export function installSettle(kit: KernelKit & CallsKit): void {
     try {
       text = kit.encode(value, "result", kit.runConfig.maxResultBytes);
     } catch (error) {
-      if (kit.isNotTransferable(error)) kit.report("untransferable", stringify({ path: error.path, what: error.what }));
+      if (kit.isNotTransferable(error))
+        kit.report("untransferable", stringify({ path: error.path, what: error.what }));
       else kit.reportError(error);
       return;
     }

@@ -64,12 +64,18 @@ export function installTimers(kit: KernelKit): void {
     }
   };
 
-  kit.defineGlobal("setTimeout", function setTimeout(fn: unknown, delay?: unknown, ...args: unknown[]): number {
-    return add(fn, delay, args, false);
-  });
-  kit.defineGlobal("setInterval", function setInterval(fn: unknown, delay?: unknown, ...args: unknown[]): number {
-    return add(fn, delay, args, true);
-  });
+  kit.defineGlobal(
+    "setTimeout",
+    function setTimeout(fn: unknown, delay?: unknown, ...args: unknown[]): number {
+      return add(fn, delay, args, false);
+    },
+  );
+  kit.defineGlobal(
+    "setInterval",
+    function setInterval(fn: unknown, delay?: unknown, ...args: unknown[]): number {
+      return add(fn, delay, args, true);
+    },
+  );
   kit.defineGlobal("clearTimeout", function clearTimeout(id?: unknown): void {
     clear(id);
   });

@@ -24,7 +24,11 @@ export function described(what: string): string {
 /** `TypeError: boom`, or `Uncaught 'text'` for a thrown non-error. */
 export function errorHeadline(error: ErrorRecord): string {
   const head =
-    error.name === "" ? `Uncaught ${error.message}` : error.message === "" ? error.name : `${error.name}: ${error.message}`;
+    error.name === ""
+      ? `Uncaught ${error.message}`
+      : error.message === ""
+        ? error.name
+        : `${error.name}: ${error.message}`;
   if (error.module !== undefined) return `module ${error.module} failed: ${head}`;
   return error.unhandledRejection === true ? `Unhandled promise rejection: ${head}` : head;
 }
@@ -47,7 +51,11 @@ export function toSandboxResult(outcome: GuestOutcome, extras: ResultExtras): Sa
       try {
         value = codec.decode(outcome.text);
       } catch {
-        return failure(SANDBOX_CODES.ENGINE_FAILED, "The engine sent a result that could not be decoded", withMemory);
+        return failure(
+          SANDBOX_CODES.ENGINE_FAILED,
+          "The engine sent a result that could not be decoded",
+          withMemory,
+        );
       }
       return { ...withMemory, success: true, result: value };
     }

@@ -46,7 +46,12 @@ describe("the shared driver on a node:vm realm", () => {
           calls.push(call);
           setTimeout(() => {
             if (call.name === "echo") driver.reply({ id: call.id, ok: true, text: call.text });
-            else driver.reply({ id: call.id, ok: false, text: JSON.stringify({ name: "ToolError", message: "no" }) });
+            else
+              driver.reply({
+                id: call.id,
+                ok: false,
+                text: JSON.stringify({ name: "ToolError", message: "no" }),
+              });
           }, 5);
           return undefined;
         },
@@ -90,7 +95,8 @@ describe("the shared driver on a node:vm realm", () => {
   it("ends a promise loop at the deadline", async () => {
     expect(await run("(async () => { for (;;) await null; })()", { timeoutMs: 200 })).toStrictEqual({
       success: false,
-      error: "Execution timed out after 200 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+      error:
+        "Execution timed out after 200 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
       errorCode: "SANDBOX_TIMEOUT",
       logs: [],
     });
@@ -122,12 +128,18 @@ describe("the shared driver on a node:vm realm", () => {
     expect(
       await run("[mathx.double(4), (() => { try { mathx.fail(); } catch (e) { return e.stack; } })()]", {
         sourceModules: [
-          { name: "mathx", source: "module.exports = { double: (n) => n * 2, fail() { throw new Error('m'); } };" },
+          {
+            name: "mathx",
+            source: "module.exports = { double: (n) => n * 2, fail() { throw new Error('m'); } };",
+          },
         ],
       }),
     ).toStrictEqual({
       success: true,
-      result: [8, "Error: m\n    at fail (sandbox-module:mathx:1:57)\n    at sandbox.js:1:40\n    at sandbox.js:1:82"],
+      result: [
+        8,
+        "Error: m\n    at fail (sandbox-module:mathx:1:57)\n    at sandbox.js:1:40\n    at sandbox.js:1:82",
+      ],
       logs: [],
     });
   });

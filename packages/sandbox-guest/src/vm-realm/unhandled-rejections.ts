@@ -44,7 +44,9 @@ function emulateDefault(reason: unknown): void {
   const mode = flag ?? "throw";
   if (mode === "none") return;
   if (mode === "warn" || mode === "warn-with-error-code") {
-    process.emitWarning(`Unhandled promise rejection: ${reason instanceof Error ? reason.stack : String(reason)}`);
+    process.emitWarning(
+      `Unhandled promise rejection: ${reason instanceof Error ? reason.stack : String(reason)}`,
+    );
     if (mode === "warn-with-error-code") process.exitCode = 1;
     return;
   }
@@ -65,7 +67,10 @@ function emulateDefault(reason: unknown): void {
  *
  * Returns the function that stops tracking this realm.
  */
-export function trackUnhandledRejections(promisePrototype: object | undefined, listener: Listener): () => void {
+export function trackUnhandledRejections(
+  promisePrototype: object | undefined,
+  listener: Listener,
+): () => void {
   if (promisePrototype === undefined) return () => {};
   realms.set(promisePrototype, listener);
   if (removal !== undefined) {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { getHeapStatistics } from "node:v8";
 import { type Context, createContext, Script } from "node:vm";
 import type { GuestRealm, RealmStatus, SourceModule } from "../driver/guest-driver.js";
+import type { KernelBridge } from "../kernel/kernel-kit.js";
 import {
   buildKernelSource,
   GUEST_FILENAME,
@@ -10,7 +11,6 @@ import {
   MODULE_WRAPPER_CLOSE,
   MODULE_WRAPPER_OPEN,
 } from "../kernel/kernel-source.js";
-import type { KernelBridge } from "../kernel/kernel-kit.js";
 import { isHostError, isHostTimeout } from "./host-guards.js";
 import { trackUnhandledRejections } from "./unhandled-rejections.js";
 
@@ -31,7 +31,8 @@ let compiled: Compiled | undefined;
 /** The kernel and its entry scripts, compiled once per process (they are context-independent). */
 function scripts(): Compiled {
   if (compiled === undefined) {
-    const entry = (name: string) => new Script(`${BINDING}.enter(${JSON.stringify(name)});`, { filename: `suaveplan:${name}` });
+    const entry = (name: string) =>
+      new Script(`${BINDING}.enter(${JSON.stringify(name)});`, { filename: `suaveplan:${name}` });
     compiled = {
       kernel: new Script(buildKernelSource(BINDING), { filename: "suaveplan:kernel" }),
       promisePrototype: new Script("Promise.prototype", { filename: "suaveplan:promise" }),
@@ -129,7 +130,9 @@ class VmRealm implements GuestRealm {
     };
     install(
       kernelBridge,
-      JSON.stringify(kernelConfig({ maxTimers: options.maxTimers, maxTimerCreations: options.maxTimerCreations })),
+      JSON.stringify(
+        kernelConfig({ maxTimers: options.maxTimers, maxTimerCreations: options.maxTimerCreations }),
+      ),
     );
     const promisePrototype = scripts().promisePrototype.runInContext(context) as object;
     this.untrack = trackUnhandledRejections(promisePrototype, (reason) => {
@@ -172,7 +175,8 @@ class VmRealm implements GuestRealm {
 
   main(timeoutMs: number): RealmStatus {
     const context = this.context;
-    if (context === undefined) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+    if (context === undefined)
+      return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
     let script = this.options.script;
     if (script === undefined) {
       try {
@@ -201,7 +205,11 @@ class VmRealm implements GuestRealm {
     return this.run("settle", [value], Math.max(1, Math.ceil(timeoutMs - (performance.now() - started))));
   }
 
-  enter(name: "fire" | "reply", args: readonly (string | number | boolean)[], timeoutMs: number): RealmStatus {
+  enter(
+    name: "fire" | "reply",
+    args: readonly (string | number | boolean)[],
+    timeoutMs: number,
+  ): RealmStatus {
     return this.run(name, args, timeoutMs);
   }
 
@@ -225,9 +233,11 @@ class VmRealm implements GuestRealm {
   /** Run one kernel entry in the context within `timeoutMs`; a throw here is a timeout or a fault. */
   private run(name: string, args: readonly unknown[], timeoutMs: number): RealmStatus {
     const context = this.context;
-    if (context === undefined) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+    if (context === undefined)
+      return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
     const script = scripts().entries[name];
-    if (script === undefined) return { ok: false, outcome: { kind: "fault", message: `no kernel entry ${name}` } };
+    if (script === undefined)
+      return { ok: false, outcome: { kind: "fault", message: `no kernel entry ${name}` } };
     this.args = args;
     const started = performance.now();
     const outer = activeRealm;
@@ -242,7 +252,10 @@ class VmRealm implements GuestRealm {
       // The kernel catches everything guest code throws; what escapes is ours or node's.
       return {
         ok: false,
-        outcome: { kind: "fault", message: isHostError(thrown) ? `${thrown.name}: ${thrown.message}` : "the kernel failed" },
+        outcome: {
+          kind: "fault",
+          message: isHostError(thrown) ? `${thrown.name}: ${thrown.message}` : "the kernel failed",
+        },
       };
     } finally {
       this.args = [];
@@ -252,7 +265,13 @@ class VmRealm implements GuestRealm {
 }
 
 /** `SyntaxError` location from node's decorated compile error (`sandbox.js:3` header). */
-function syntaxRecord(error: unknown): { name: string; message: string; stack: string; line?: number; column?: number } {
+function syntaxRecord(error: unknown): {
+  name: string;
+  message: string;
+  stack: string;
+  line?: number;
+  column?: number;
+} {
   const message = isHostError(error) ? error.message : "Invalid or unexpected token";
   const record: { name: string; message: string; stack: string; line?: number; column?: number } = {
     name: "SyntaxError",

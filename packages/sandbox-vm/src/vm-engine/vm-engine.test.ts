@@ -32,7 +32,8 @@ describe("VmEngine", () => {
     expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
       success: false,
       errorCode: SANDBOX_CODES.TIMEOUT,
-      error: "Execution timed out after 100 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+      error:
+        "Execution timed out after 100 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
     });
   });
 
@@ -87,13 +88,17 @@ describe("VmEngine", () => {
       {
         success: false,
         errorCode: SANDBOX_CODES.INVALID_OPTIONS,
-        error: "context.helper.run: a function cannot be copied into the sandbox; pass plain data (SANDBOX_INVALID_OPTIONS)",
+        error:
+          "context.helper.run: a function cannot be copied into the sandbox; pass plain data (SANDBOX_INVALID_OPTIONS)",
       },
     );
     const cyclic: Record<string, unknown> = { n: 1 };
     cyclic.self = cyclic;
     const cyclicContext = await vm.execute("cyclic.self === cyclic && cyclic.n", { cyclic });
-    expect({ success: cyclicContext.success, result: cyclicContext.result }).toEqual({ success: true, result: 1 });
+    expect({ success: cyclicContext.success, result: cyclicContext.result }).toEqual({
+      success: true,
+      result: 1,
+    });
   });
 
   it("reports syntax errors with their line and no host frames", async () => {
@@ -214,7 +219,11 @@ describe("VmEngine", () => {
       {},
       { timeout: 5000 },
     );
-    expect(result.result).toEqual([1_000, "RangeError", "Too many pending timers in the sandbox (limit 1000)"]);
+    expect(result.result).toEqual([
+      1_000,
+      "RangeError",
+      "Too many pending timers in the sandbox (limit 1000)",
+    ]);
   });
 
   it("supports await using", async () => {
@@ -233,7 +242,8 @@ describe("VmEngine", () => {
     expect(result.logs).toEqual([
       {
         level: "log",
-        message: "{ a: [ 1, 'x' ] } RangeError: bad\n    at sandbox.js:1:30 undefined 2n Symbol(s) [Function: named]",
+        message:
+          "{ a: [ 1, 'x' ] } RangeError: bad\n    at sandbox.js:1:30 undefined 2n Symbol(s) [Function: named]",
       },
     ]);
   });

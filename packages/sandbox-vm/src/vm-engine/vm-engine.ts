@@ -91,7 +91,11 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
    * (`SANDBOX_INVALID_OPTIONS`) and use after {@link destroy}
    * (`SANDBOX_ENGINE_DISPOSED`). Never rejects.
    */
-  async execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult> {
+  async execute(
+    code: string,
+    context?: Record<string, unknown>,
+    options?: SandboxOptions,
+  ): Promise<SandboxResult> {
     if (this.destroyed) return disposed();
     const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
     if (!built.ok) return built.result;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import type { SandboxResult } from "@suaveplan/sandbox-core/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "./sandbox.js";
 
@@ -71,15 +72,30 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
     }
   });
 
-  it("names the offending field for bad engines, options, code and context", async () => {
-    // @ts-expect-error — an engine that does not exist
-    expect(() => createSandbox({ engine: "docker" })).toThrowError(/config\.engine/);
+  it("names the offending field for bad engines, options, code and context (bad input resolves, never rejects)", async () => {
+    expect(() => createSandbox({ engine: "docker" })).toThrowError(
+      'Invalid sandbox config: config.engine: no engine named "docker"; registered: vm, worker, spawn, isolate (use registerEngine to add one) (SANDBOX_INVALID_CONFIG)',
+    );
     const sandbox = sandboxOf();
-    await expect(sandbox.execute("1", {}, { timeout: 0 })).rejects.toThrowError(/options\.timeout/);
+    const outcome = (r: SandboxResult) => ({ success: r.success, errorCode: r.errorCode, error: r.error });
+    expect(outcome(await sandbox.execute("1", {}, { timeout: 0 }))).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+      error:
+        "Invalid execution options: options.timeout: Too small: expected number to be >0 (got 0) (SANDBOX_INVALID_OPTIONS)",
+    });
     // @ts-expect-error — code must be a string
-    await expect(sandbox.execute(42)).rejects.toMatchObject({ code: SANDBOX_CODES.INVALID_OPTIONS });
+    expect(outcome(await sandbox.execute(42))).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+      error: "code: must be a string (got number) (SANDBOX_INVALID_OPTIONS)",
+    });
     // @ts-expect-error — context must be a plain object
-    await expect(sandbox.execute("1", [1, 2])).rejects.toThrowError(/context: expected a plain object/);
+    expect(outcome(await sandbox.execute("1", [1, 2]))).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+      error: "context: must be a plain object of values to copy in as globals (SANDBOX_INVALID_OPTIONS)",
+    });
   });
 
   it("refuses oversize code with CODE_TOO_LONG before any engine work", async () => {
@@ -91,8 +107,11 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
 
   it("reports a snippet that does not parse with the syntax error's message and line", async () => {
     const result = await sandboxOf().execute("const a = 1;\nconst = 2;");
-    expect(result.success).toBe(false);
-    expect(result.error).toMatch(/line 2|\(2:/);
+    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.SYNTAX_ERROR,
+      error: "SyntaxError: Unexpected token '=' (line 2, column 7) (SANDBOX_SYNTAX_ERROR)",
+    });
   });
 
   it("rate limits as success:false RATE_LIMITED", async () => {
@@ -159,7 +178,7 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
     );
   });
 
-  it.each(["worker", "spawn", "isolate"] as const)(
+  it.each(["vm", "worker", "spawn", "isolate"] as const)(
     "executeStream delivers a log line before a 1-second sleep ends (%s)",
     async (engine) => {
       const sandbox = sandboxOf({ engine, timeout: 10_000 });
@@ -170,7 +189,7 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
       let result: unknown;
       for await (const chunk of sandbox.executeStream(code)) {
         seen.push({
-          type: chunk.type === "log" ? `log:${chunk.data.message}` : chunk.type,
+          type: chunk.type === "log" ? `log:${chunk.data}` : chunk.type,
           at: performance.now() - started,
         });
         if (chunk.type === "complete") result = chunk.data.result;

@@ -1,33 +1,35 @@
 import { type AuditEntry, AuditLogger, type AuditStatistics } from "@suaveplan/sandbox-core/audit-logger";
 import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
-import { SANDBOX_CODES, type SandboxCode, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { ModuleResolver } from "@suaveplan/sandbox-core/module-resolver";
 import { SandboxPool } from "@suaveplan/sandbox-core/pool";
 import { ResourceLimiter, truncateOutput } from "@suaveplan/sandbox-core/resource-limiter";
-import {
-  parseSandboxConfig,
-  parseSandboxOptions,
-  type SandboxConfigInput,
-} from "@suaveplan/sandbox-core/schemas";
+import { ResultStreamer, type StreamChunk } from "@suaveplan/sandbox-core/result-streamer";
+import { parseSandboxConfig, type SandboxConfigInput } from "@suaveplan/sandbox-core/schemas";
 import {
   executionOutcome,
   recordDuration,
   recordExecution,
   recordRuleBlock,
 } from "@suaveplan/sandbox-core/telemetry";
-import type {
-  EngineCapabilities,
-  EngineName,
-  SandboxConfig,
-  SandboxEngine,
-  SandboxModule,
-  SandboxOptions,
-  SandboxResult,
+import {
+  type EngineCapabilities,
+  type EngineName,
+  failure,
+  type LogEntry,
+  type SandboxConfig,
+  type SandboxEngine,
+  type SandboxModule,
+  type SandboxOptions,
+  type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
-import { type EngineConstructor, loadEngine } from "./engine-loader.js";
+import { checkExecutionInput } from "@suaveplan/sandbox-guest";
+import { type EngineFactory, engineLoader } from "./engine-registry.js";
 import { functionCallSource } from "./function-source.js";
 import { ModuleSyncedEngine } from "./module-synced-engine.js";
-import { type SandboxStreamChunk, streamExecution } from "./stream-execution.js";
+
+/** A chunk of {@link Sandbox.executeStream}: `log` chunks as the guest writes them, then one `complete`. */
+export type SandboxStreamChunk = StreamChunk;
 
 /** Totals reported by {@link Sandbox.getStatistics}. */
 export interface SandboxStatistics extends AuditStatistics {
@@ -43,7 +45,7 @@ export interface SandboxStatistics extends AuditStatistics {
 export interface Sandbox extends AsyncDisposable {
   /** The validated configuration, defaults applied. */
   readonly config: Readonly<SandboxConfig>;
-  /** Run `code`; resolves a result for every guest failure, rejects only for invalid arguments. */
+  /** Run `code`; resolves a result for every failure, bad arguments included (`SANDBOX_INVALID_OPTIONS`); never rejects. */
   execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult>;
   /** Run `code`, yielding console lines as they happen and the result last. */
   executeStream(
@@ -84,7 +86,10 @@ export interface Sandbox extends AsyncDisposable {
  * await sandbox.destroy();
  */
 export function createSandbox(config: SandboxConfigInput = {}): Sandbox {
-  return new SandboxFacade(parseSandboxConfig(config));
+  const parsed = parseSandboxConfig(config);
+  // An engine nobody registered fails here, naming the ones that exist, not at the first call.
+  engineLoader(parsed.engine);
+  return new SandboxFacade(parsed);
 }
 
 type Runner = Pick<SandboxEngine, "execute" | "destroy">;
@@ -96,7 +101,7 @@ class SandboxFacade implements Sandbox {
   private readonly resolver: ModuleResolver;
   private readonly transformer: CodeTransformer;
   private runner: Promise<Runner> | undefined;
-  private engineClass: Promise<EngineConstructor> | undefined;
+  private factory: Promise<EngineFactory> | undefined;
   private destroyed = false;
   private destroying: Promise<void> | undefined;
   private capabilities: EngineCapabilities | undefined;
@@ -118,12 +123,17 @@ class SandboxFacade implements Sandbox {
     context?: Record<string, unknown>,
     options?: SandboxOptions,
   ): Promise<SandboxResult> {
-    assertCode(code);
-    assertContext(context);
-    const parsed = parseSandboxOptions(options ?? {});
     const started = performance.now();
-    const result = await this.run(code, context ?? {}, parsed);
-    return this.finish(code, result, started, parsed.maxOutputSize ?? this.config.maxOutputSize);
+    // The same check every engine makes: bad input resolves SANDBOX_INVALID_OPTIONS, it never throws.
+    const checked = checkExecutionInput(code, context, options);
+    if (!checked.ok) return checked.result;
+    const result = await this.run(checked.code, context ?? {}, checked.options);
+    return this.finish(
+      checked.code,
+      result,
+      started,
+      checked.options.maxOutputSize ?? this.config.maxOutputSize,
+    );
   }
 
   executeStream(
@@ -131,9 +141,29 @@ class SandboxFacade implements Sandbox {
     context?: Record<string, unknown>,
     options: Omit<SandboxOptions, "onLog"> = {},
   ): AsyncIterable<SandboxStreamChunk> {
-    assertCode(code);
-    assertContext(context);
-    return streamExecution((onLog) => this.execute(code, context, { ...options, onLog }));
+    return {
+      [Symbol.asyncIterator]: () => {
+        // One ResultStreamer per iteration, flushing every chunk at once so logs arrive while the guest runs.
+        const streamer = new ResultStreamer({ maxBufferSize: 1 });
+        const iterator = streamer[Symbol.asyncIterator]();
+        const onLog = (entry: LogEntry) => {
+          if (!streamer.closed) streamer.pushLog(entry.message, entry.level);
+        };
+        void this.execute(code, context, { ...options, onLog }).then((result) => {
+          if (!streamer.closed) streamer.complete(result);
+        });
+        return {
+          next: () => iterator.next(),
+          return: () => {
+            streamer.destroy();
+            return iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
+          },
+          [Symbol.asyncIterator]() {
+            return this;
+          },
+        };
+      },
+    };
   }
 
   executeFunction(
@@ -173,8 +203,7 @@ class SandboxFacade implements Sandbox {
     await this.getRunner();
     if (this.capabilities) return { ...this.capabilities };
     // A pool that has not created an engine yet: ask a short-lived one.
-    const Engine = await this.loadEngineClass();
-    const probe = new Engine(this.limits());
+    const probe = (await this.loadFactory()).create(this.settings());
     try {
       this.capabilities = { ...probe.capabilities };
       return { ...this.capabilities };
@@ -217,30 +246,30 @@ class SandboxFacade implements Sandbox {
     options: SandboxOptions,
   ): Promise<RunOutcome> {
     if (this.destroyed)
-      return failure(SANDBOX_CODES.ENGINE_DISPOSED, "This sandbox was destroyed; create a new one.");
+      return failure(SANDBOX_CODES.ENGINE_DISPOSED, "This sandbox was destroyed; create a new one");
+    // Code length has one owner (this check) and one code, before anything parses the code.
     if (code.length > this.config.maxCodeLength) {
       return failure(
         SANDBOX_CODES.CODE_TOO_LONG,
-        `code is ${code.length} characters, over maxCodeLength ${this.config.maxCodeLength}; split it or raise maxCodeLength.`,
+        `code is ${code.length} characters, over maxCodeLength ${this.config.maxCodeLength}; split it or raise maxCodeLength`,
       );
     }
     try {
       this.limiter.checkRateLimit();
     } catch (error) {
-      if (error instanceof SandboxError) return failure(error.code, error.message);
+      if (error instanceof SandboxError) return failure(error.code, withoutCode(error.message));
       throw error;
     }
     this.limiter.recordExecution();
+    // The transformer's parse is shared with the engine (prepareGuestCode caches it). Code that
+    // does not parse goes on to the engine, which reports V8's SyntaxError with its line and column.
     const transformed = this.transformer.transform(code);
-    if (transformed.syntaxError) {
-      return failure(SANDBOX_CODES.ENGINE_FAILED, transformed.syntaxError.message);
-    }
     if (transformed.blocked) {
       const rule = transformed.blockedBy ?? "unknown-rule";
       recordRuleBlock(rule);
       return failure(
         SANDBOX_CODES.CODE_BLOCKED,
-        `Code blocked by rule "${rule}": ${transformed.reason ?? "it uses a forbidden construct"}.`,
+        `Code blocked by rule "${rule}": ${transformed.reason ?? "it uses a forbidden construct"}`,
       );
     }
     let runner: Runner;
@@ -249,14 +278,14 @@ class SandboxFacade implements Sandbox {
     } catch (error) {
       this.runner = undefined;
       const message = error instanceof Error ? error.message : String(error);
-      const code = error instanceof SandboxError ? error.code : SANDBOX_CODES.ENGINE_FAILED;
-      return failure(code, message);
+      const code = error instanceof SandboxError ? error.code : SANDBOX_CODES.ENGINE_UNAVAILABLE;
+      return failure(code, withoutCode(message));
     }
     return runner.execute(transformed.code, context, options);
   }
 
   private finish(code: string, raw: RunOutcome, started: number, maxOutputSize: number): SandboxResult {
-    const result: SandboxResult = { ...raw, duration: raw.duration ?? performance.now() - started };
+    const result: SandboxResult = { ...raw, duration: raw.duration || performance.now() - started };
     // The execution's own cap (options.maxOutputSize) wins over the config's.
     if (typeof result.result === "string") result.result = truncateOutput(result.result, maxOutputSize);
     // A guest can throw a message of any size; it is output like any other.
@@ -268,17 +297,20 @@ class SandboxFacade implements Sandbox {
     return result;
   }
 
-  private limits() {
+  private settings() {
     return {
-      timeout: this.config.timeout,
-      memoryLimit: this.config.memoryLimit,
-      maxOutputSize: this.config.maxOutputSize,
+      limits: {
+        timeout: this.config.timeout,
+        memoryLimit: this.config.memoryLimit,
+        maxOutputSize: this.config.maxOutputSize,
+      },
+      options: this.config.engineOptions,
     };
   }
 
-  private loadEngineClass(): Promise<EngineConstructor> {
-    this.engineClass ??= loadEngine(this.config.engine);
-    return this.engineClass;
+  private loadFactory(): Promise<EngineFactory> {
+    this.factory ??= (async () => engineLoader(this.config.engine)())();
+    return this.factory;
   }
 
   private getRunner(): Promise<Runner> {
@@ -287,9 +319,9 @@ class SandboxFacade implements Sandbox {
   }
 
   private async createRunner(): Promise<Runner> {
-    const Engine = await this.loadEngineClass();
+    const factory = await this.loadFactory();
     const makeEngine = () => {
-      const engine = new Engine(this.limits());
+      const engine = factory.create(this.settings());
       this.capabilities ??= { ...engine.capabilities };
       return new ModuleSyncedEngine(engine, this.resolver);
     };
@@ -306,28 +338,9 @@ class SandboxFacade implements Sandbox {
 }
 
 /** A result before the facade stamps its duration (failures decided before the engine ran have none). */
-type RunOutcome = Omit<SandboxResult, "duration"> & { duration?: number };
+type RunOutcome = SandboxResult;
 
-function failure(errorCode: SandboxCode, error: string): RunOutcome {
-  return { success: false, error, errorCode, logs: [] };
-}
-
-function assertCode(code: unknown): asserts code is string {
-  if (typeof code !== "string") {
-    throw new SandboxError(
-      SANDBOX_CODES.INVALID_OPTIONS,
-      `Invalid execution input: code: expected a string of JavaScript, got ${code === null ? "null" : typeof code}.`,
-    );
-  }
-}
-
-function assertContext(context: unknown): asserts context is Record<string, unknown> | undefined {
-  if (context === undefined) return;
-  const proto = context === null || typeof context !== "object" ? undefined : Object.getPrototypeOf(context);
-  if (proto !== Object.prototype && proto !== null) {
-    throw new SandboxError(
-      SANDBOX_CODES.INVALID_OPTIONS,
-      "Invalid execution input: context: expected a plain object whose keys become globals.",
-    );
-  }
+/** An error's message without the trailing `(SANDBOX_…)` code, to be re-coded by `failure`. */
+function withoutCode(message: string): string {
+  return message.replace(/ \(SANDBOX_[A-Z_]+\)$/, "");
 }
