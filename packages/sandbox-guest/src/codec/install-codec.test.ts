@@ -57,7 +57,7 @@ describe("installCodec", () => {
     // biome-ignore lint/suspicious/noSparseArray: sparse arrays are the point
     const sparse = [1, , 3, , ,];
     const cases: [string, unknown, unknown?][] = [
-      ["string", 'héllo \u2028 \ud800 "quoted"'],
+      ["string", 'héllo \u2028 \ud800 "quoted" \\ \n \u0000 😀 \udc00x'],
       ["empty string", ""],
       ["integer", 42],
       ["float", -1.5e-300],
@@ -135,8 +135,18 @@ describe("installCodec", () => {
         new DataView(offsetBuffer, 3, 4),
         new DataView(new Uint8Array([3, 4, 5, 6]).buffer),
       ],
-      ["1000 nested arrays", nest(999, (inner) => [inner])],
-      ["1000 nested objects", nest(999, (inner) => ({ inner }))],
+      ["1000 nested arrays", nest(1000, (inner) => [inner])],
+      ["1000 nested objects", nest(1000, (inner) => ({ inner }))],
+      [
+        "1000 nested Maps, Sets and Errors",
+        nest(1000, (inner) =>
+          inner instanceof Map
+            ? new Set([inner])
+            : inner instanceof Set
+              ? new Error("e", { cause: inner })
+              : new Map([[1, inner]]),
+        ),
+      ],
     ];
 
     it.each(cases)("%s", (_name, value, expected = value) => {
@@ -287,6 +297,7 @@ describe("installCodec", () => {
       const table: [unknown, string][] = [
         [1.5, "1.5"],
         ["s", '"s"'],
+        ['q"\\\n\ud800😀', String.raw`"q\"\\\n\ud800😀"`],
         [null, "null"],
         // biome-ignore lint/suspicious/noSparseArray: a hole
         [[undefined, , -0, Number.NaN, 10n], '["a",[["u"],["h"],["n","-0"],["n","NaN"],["b","10"]]]'],
@@ -535,7 +546,8 @@ describe("installCodec", () => {
       expect(thrown(() => host.decode(deep))).toMatchObject({
         message: "decode: malformed codec text (nested deeper than 1000 levels)",
       });
-      expect(roundTrip(nest(999, (inner) => new Set([inner])))).toBeInstanceOf(Set);
+      const atTheLimit = `${'["a",['.repeat(1000)}${"]]".repeat(1000)}`;
+      expect(host.encode(host.decode(atTheLimit), "result", MB)).toBe(atTheLimit);
     });
   });
 
@@ -585,6 +597,56 @@ describe("installCodec", () => {
       const record = thrown(() => guest.codec.encode(guest.run("[() => 1]"), "result", MB));
       expect(Object.getPrototypeOf(record)).toBe(guest.run("Object.prototype"));
       expect(record).toEqual({ kind: "not-transferable", path: "result[0]", what: "function" });
+    });
+
+    it("encodes values of another realm the same way as that realm's own codec", () => {
+      const guest = realm();
+      const value = guest.run(`[
+        { a: 1 }, Object.create(null), new Map([[1, 2]]), new Set([3]), new Date(9), /x/g, new RangeError("r"),
+        new Uint8Array([1]), new ArrayBuffer(1), Object.assign(Object.create(Object.create(null)), { deep: true }),
+      ]`);
+      expect(host.encode(value, "result", MB)).toBe(guest.codec.encode(value, "result", MB));
+      for (const [code, what] of [
+        ["Promise.resolve()", "Promise"],
+        ["new WeakMap()", "WeakMap"],
+        ["new Number(1)", "Number object"],
+        ["() => 1", "function"],
+      ]) {
+        expect(thrown(() => host.encode(guest.run(code as string), "result", MB))).toEqual({
+          kind: "not-transferable",
+          path: "result",
+          what,
+        });
+      }
+    });
+
+    it("decodes exactly into a realm whose Object.prototype is frozen or has setters", () => {
+      const guest = realm();
+      guest.run(`
+        Object.defineProperty(Object.prototype, "evil", { set() { throw new Error("setter ran"); } });
+        Object.freeze(Object.prototype);
+      `);
+      const decoded = guest.codec.decode(
+        host.encode(
+          JSON.parse('{"toString": 1, "constructor": 2, "evil": 3, "__proto__": 4, "plain": 5}'),
+          "args[0]",
+          MB,
+        ),
+      ) as Record<string, unknown>;
+      expect(Object.getPrototypeOf(decoded)).toBe(guest.run("Object.prototype"));
+      expect(
+        Object.entries(Object.getOwnPropertyDescriptors(decoded)).map(([key, d]) => [
+          key,
+          d.value,
+          d.writable,
+        ]),
+      ).toEqual([
+        ["toString", 1, true],
+        ["constructor", 2, true],
+        ["evil", 3, true],
+        ["__proto__", 4, true],
+        ["plain", 5, true],
+      ]);
     });
 
     it("still encodes and decodes correctly after the context tampers with its built-ins", () => {

@@ -27,7 +27,7 @@ import type { KernelKit, NotTransferableRecord } from "../kernel/kernel-kit.js";
  * | `["M", [[key, value], …]]` | Map |
  * | `["S", [item, …]]` | Set |
  * | `["E", name, message, stack, [[key, value], …]]` | Error: the own enumerable string keys other than `stack` and `message`, then `cause` and `errors` when they are own non-enumerable properties (as `new Error(m, { cause })` and `AggregateError` make them) |
- * | `["T", kind, base64]` | typed array (`kind` is `Int8Array` … `BigUint64Array`); the viewed bytes only, so the copy has byteOffset 0 |
+ * | `["T", kind, base64]` | typed array (`kind` is `Int8Array` … `BigUint64Array`, or `Float16Array` where the realm has it); the viewed bytes only, so the copy has byteOffset 0 |
  * | `["V", base64]` | DataView (the viewed bytes only) |
  * | `["B", base64]` | ArrayBuffer |
  * | `["r", n]` | the n-th object node already emitted (0-based, counted in pre-order of first emission): shared references and cycles |
@@ -37,8 +37,9 @@ import type { KernelKit, NotTransferableRecord } from "../kernel/kernel-kit.js";
  * `SyntaxError`, `ReferenceError`, `EvalError`, `URIError` or `AggregateError` picked by `name`
  * (`Error` for any other name, which is then kept as an own `name`), with `stack` as an own
  * property holding the given text; `cause` (and `errors` of an AggregateError) are defined
- * non-enumerable, every other key enumerable. Keys are defined with `defineProperty`, so a
- * `__proto__` key is an own property.
+ * non-enumerable, every other key enumerable. Every key becomes an own data property (a key
+ * that exists on `Object.prototype`, such as `__proto__`, is defined with `defineProperty`), so
+ * no inherited setter runs and nothing is polluted.
  *
  * ## Refusals
  *
@@ -152,6 +153,10 @@ export function installCodec(kit: KernelKit): void {
   const weakSetHas = bindCall(WeakSet.prototype.has);
   const dateGetTime = bindCall(Date.prototype.getTime) as (d: unknown) => number;
   const RegExpPrototype = RegExp.prototype;
+  const regExpExec = bindCall(RegExpPrototype.exec);
+  /** What JSON escapes in a string: `"`, `\\`, control characters, lone surrogates (with `u`, a pair is one code point). */
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/u;
   const regExpSource = getterOf(RegExpPrototype, "source");
   const regExpFlags = list<[string, Uncurried]>();
   const flagNames = [
@@ -231,6 +236,8 @@ export function installCodec(kit: KernelKit): void {
   const BUFFER = 5;
   const ERROR = 6;
   const FULL_CHECK = 7;
+  const ARRAY = 8;
+  const VIEW = 9;
   const protoKinds = new MapCtor<unknown, number | string>();
   const addProtoKind = (name: string, kind: number | string): void => {
     const Ctor = globals[name] as { prototype?: unknown } | undefined;
@@ -339,6 +346,9 @@ export function installCodec(kit: KernelKit): void {
     }
   };
 
+  /** `s` as a JSON string literal; text with nothing to escape skips `JSON.stringify`. */
+  const quote = (s: string): string => (regExpExec(NEEDS_ESCAPE, s) === null ? `"${s}"` : jsonStringify(s));
+
   /** A non-string name or message as text, without running any code of the value's author. */
   const text = (v: unknown): string =>
     v === undefined || (typeof v === "object" && v !== null) || typeof v === "function" ? "" : StringCtor(v);
@@ -355,25 +365,25 @@ export function installCodec(kit: KernelKit): void {
   const propertySegment = (key: string): string =>
     isIdentifier(key) ? `.${key}` : `[${jsonStringify(key)}]`;
   const mapValueSegment = (key: unknown, index: number): string => {
-    let text: string | undefined;
+    let literal: string | undefined;
     switch (typeof key) {
       case "string":
-        text = jsonStringify(key);
+        literal = jsonStringify(key);
         break;
       case "number":
-        text = key === 0 && 1 / key < 0 ? "-0" : `${key}`;
+        literal = key === 0 && 1 / key < 0 ? "-0" : `${key}`;
         break;
       case "bigint":
-        text = `${key}n`;
+        literal = `${key}n`;
         break;
       case "boolean":
       case "undefined":
-        text = `${key}`;
+        literal = `${key}`;
         break;
       default:
-        if (key === null) text = "null";
+        if (key === null) literal = "null";
     }
-    return text !== undefined && text.length <= 40 ? `.get(${text})` : `.values()[${index}]`;
+    return literal !== undefined && literal.length <= 40 ? `.get(${literal})` : `.values()[${index}]`;
   };
 
   const toBase64 = (bytes: Uint8Array, n: number): string => {
@@ -383,19 +393,19 @@ export function installCodec(kit: KernelKit): void {
       for (let i = 0; i < 4096; i++) pairs[i] = (BASE64[i >> 6] as string) + (BASE64[i & 63] as string);
       base64Pairs = pairs;
     }
-    let text = "";
+    let encoded = "";
     let i = 0;
     for (; i + 2 < n; i += 3) {
       const x = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
-      text += (pairs[x >>> 12] as string) + (pairs[x & 4095] as string);
+      encoded += (pairs[x >>> 12] as string) + (pairs[x & 4095] as string);
     }
     if (n - i === 1) {
-      text += `${pairs[(bytes[i] as number) << 4]}==`;
+      encoded += `${pairs[(bytes[i] as number) << 4]}==`;
     } else if (n - i === 2) {
       const x = ((bytes[i] as number) << 8) | (bytes[i + 1] as number);
-      text += `${pairs[x >>> 4]}${BASE64[(x & 15) << 2]}=`;
+      encoded += `${pairs[x >>> 4]}${BASE64[(x & 15) << 2]}=`;
     }
-    return text;
+    return encoded;
   };
 
   // ---- encode -----------------------------------------------------------------------------
@@ -428,7 +438,7 @@ export function installCodec(kit: KernelKit): void {
 
     const string = (s: string): void => {
       if (out.length + s.length + 2 > limit) refuseSize();
-      out += jsonStringify(s);
+      out += quote(s);
     };
 
     const bigint = (b: bigint): void => {
@@ -436,6 +446,7 @@ export function installCodec(kit: KernelKit): void {
       if (magnitude > BIG_SMALL) {
         // Refuse before writing digits that cannot fit: b >= 2^bits implies more digits than room.
         const room = limit - out.length;
+        if (room < 0) refuseSize();
         if (room < 4e8) {
           const bits = mathCeil((room + 2) / 0.30102999) + 2;
           if (asUintN(bits, magnitude) !== magnitude) refuseSize();
@@ -490,48 +501,37 @@ export function installCodec(kit: KernelKit): void {
       out += "]]";
     };
 
-    /** `[[key, value], …]` of the own enumerable string keys (accessors run once), skipping `skip`. */
-    const properties = (o: object, depth: number, skipStackAndMessage: boolean): boolean => {
+    /**
+     * Write `,[key, value]` (no comma for the first) for each own enumerable string key of `o`,
+     * running an accessor's getter once; for an Error, `stack` and `message` are skipped and
+     * non-enumerable own `cause` and `errors` added. Returns whether nothing was written.
+     */
+    const properties = (o: object, depth: number, ofError: boolean): boolean => {
       const keys = objectKeys(o);
+      const keyCount = keys.length;
       let first = true;
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i] as string;
-        if (skipStackAndMessage && (key === "stack" || key === "message")) continue;
+      for (let i = 0; i < keyCount + (ofError ? 2 : 0); i++) {
+        const key = i < keyCount ? (keys[i] as string) : i === keyCount ? "cause" : "errors";
+        if (ofError && i < keyCount && (key === "stack" || key === "message")) continue;
         try {
           const descriptor = getOwnPropertyDescriptor(o, key);
-          if (descriptor === undefined || descriptor.enumerable !== true) continue;
-          property(o, key, descriptor, depth, first);
+          if (descriptor === undefined || descriptor.enumerable !== i < keyCount) continue;
+          const entry = hasOwn(descriptor, "value")
+            ? descriptor.value
+            : descriptor.get === undefined
+              ? undefined
+              : apply(descriptor.get, o, []);
+          if (out.length + key.length + 4 > limit) refuseSize();
+          out += `${first ? "[" : ",["}${quote(key)},`;
           first = false;
-        } catch (error) {
-          step(error, propertySegment(key));
-          throw error;
+          node(entry, depth + 1);
+          out += "]";
+        } catch (caught) {
+          step(caught, propertySegment(key));
+          throw caught;
         }
       }
       return first;
-    };
-    const property = (
-      o: object,
-      key: string,
-      descriptor: Descriptor,
-      depth: number,
-      first: boolean,
-    ): void => {
-      const entry = hasOwn(descriptor, "value")
-        ? descriptor.value
-        : descriptor.get === undefined
-          ? undefined
-          : apply(descriptor.get, o, []);
-      if (out.length + key.length + 4 > limit) refuseSize();
-      out += `${first ? "[" : ",["}${jsonStringify(key)},`;
-      node(entry, depth + 1);
-      out += "]";
-    };
-
-    const plain = (o: object, depth: number): void => {
-      remember(o);
-      out += '["o",[';
-      properties(o, depth, false);
-      out += "]]";
     };
 
     const error = (o: object, depth: number): void => {
@@ -547,19 +547,7 @@ export function installCodec(kit: KernelKit): void {
       out += ",";
       string(typeof stack === "string" ? stack : "");
       out += ",[";
-      let first = properties(o, depth, true);
-      for (let k = 0; k < 2; k++) {
-        const key = k === 0 ? "cause" : "errors";
-        try {
-          const descriptor = getOwnPropertyDescriptor(o, key);
-          if (descriptor === undefined || descriptor.enumerable === true) continue;
-          property(o, key, descriptor, depth, first);
-          first = false;
-        } catch (caught) {
-          step(caught, `.${key}`);
-          throw caught;
-        }
-      }
+      properties(o, depth, true);
       out += "]]";
     };
 
@@ -620,64 +608,6 @@ export function installCodec(kit: KernelKit): void {
       out += `,"${flags}"]`;
     };
 
-    const object = (o: object, depth: number): void => {
-      const ref = mapGet(seen, o) as number | undefined;
-      if (ref !== undefined) {
-        out += `["r",${ref}]`;
-        return;
-      }
-      let isList = false;
-      try {
-        isList = isArray(o);
-      } catch {
-        refuse("revoked Proxy");
-      }
-      if (isList) {
-        if (depth >= MAX_DEPTH) refuse(DEEP);
-        array(o as unknown[], depth);
-        return;
-      }
-      if (isView(o)) {
-        view(o);
-        return;
-      }
-      const kind = classify(o);
-      switch (kind) {
-        case PLAIN:
-          if (depth >= MAX_DEPTH) refuse(DEEP);
-          plain(o, depth);
-          return;
-        case MAP:
-          if (depth >= MAX_DEPTH) refuse(DEEP);
-          map(o, depth);
-          return;
-        case SET:
-          if (depth >= MAX_DEPTH) refuse(DEEP);
-          set(o, depth);
-          return;
-        case ERROR:
-          if (depth >= MAX_DEPTH) refuse(DEEP);
-          error(o, depth);
-          return;
-        case DATE: {
-          remember(o);
-          const time = dateGetTime(o);
-          out += numberIsNaN(time) ? '["D","NaN"]' : `["D",${time}]`;
-          return;
-        }
-        case REGEXP:
-          regExp(o);
-          return;
-        case BUFFER: {
-          remember(o);
-          bytes('["B",', o, 0, arrayBufferByteLength?.(o) as number);
-          return;
-        }
-        default:
-          refuse(kind as string);
-      }
-    };
-
     /** Write `v`, which sits inside `depth` arrays, objects, Maps, Sets and Errors. */
     const node = (v: unknown, depth: number): void => {
       switch (typeof v) {
@@ -705,9 +635,68 @@ export function installCodec(kit: KernelKit): void {
         case "function":
           refuse("function");
           break;
-        default:
-          if (v === null) out += "null";
-          else object(v as object, depth);
+        default: {
+          if (v === null) {
+            out += "null";
+            break;
+          }
+          const o = v as object;
+          const ref = mapGet(seen, o) as number | undefined;
+          if (ref !== undefined) {
+            out += `["r",${ref}]`;
+            break;
+          }
+          let isList = false;
+          try {
+            isList = isArray(o);
+          } catch {
+            refuse("revoked Proxy");
+          }
+          const kind = isList ? ARRAY : isView(o) ? VIEW : classify(o);
+          if (
+            (kind === ARRAY || kind === PLAIN || kind === MAP || kind === SET || kind === ERROR) &&
+            depth >= MAX_DEPTH
+          )
+            refuse(DEEP);
+          switch (kind) {
+            case ARRAY:
+              array(o as unknown[], depth);
+              break;
+            case VIEW:
+              view(o);
+              break;
+            case PLAIN:
+              remember(o);
+              out += '["o",[';
+              properties(o, depth, false);
+              out += "]]";
+              break;
+            case MAP:
+              map(o, depth);
+              break;
+            case SET:
+              set(o, depth);
+              break;
+            case ERROR:
+              error(o, depth);
+              break;
+            case DATE: {
+              remember(o);
+              const time = dateGetTime(o);
+              out += numberIsNaN(time) ? '["D","NaN"]' : `["D",${time}]`;
+              break;
+            }
+            case REGEXP:
+              regExp(o);
+              break;
+            case BUFFER:
+              remember(o);
+              bytes('["B",', o, 0, arrayBufferByteLength?.(o) as number);
+              break;
+            default:
+              refuse(kind as string);
+          }
+        }
       }
       if (out.length > limit) refuseSize();
     };
@@ -830,15 +819,8 @@ export function installCodec(kit: KernelKit): void {
       }
       return entries as unknown[][];
     };
-    const node = (n: unknown, depth: number): unknown => {
-      if (typeof n !== "object") return n;
-      if (n === null) return null;
-      if (!isArray(n) || n.length === 0) return bad("a node is not a tagged list");
-      const length = n.length;
-      const tag = n[0];
-      if (depth >= MAX_DEPTH && (tag === "a" || tag === "o" || tag === "M" || tag === "S" || tag === "E"))
-        return bad(DEEP);
-      if (typeof tag !== "string" || length !== arity(tag)) return bad("unknown tag or wrong arity");
+    /** A node with no children (the `a`, `o`, `M`, `S` and `E` nodes are built by {@link container}). */
+    const leaf = (n: unknown[], tag: string): unknown => {
       switch (tag) {
         case "u":
           return undefined;
@@ -866,7 +848,43 @@ export function installCodec(kit: KernelKit): void {
             return bad("bad reference");
           return refs[index];
         }
+        case "D": {
+          const time = n[1];
+          if (time !== "NaN" && typeof time !== "number") return bad("bad Date");
+          return keep(new DateCtor(time === "NaN" ? NaN : time));
+        }
+        case "R": {
+          const source = n[1];
+          const flags = n[2];
+          if (typeof source !== "string" || typeof flags !== "string") return bad("bad RegExp");
+          let re: RegExp;
+          try {
+            re = new RegExpCtor(source, flags);
+          } catch {
+            return bad("bad RegExp");
+          }
+          return keep(re);
+        }
+        case "T": {
+          const kind = n[1];
+          const typed = typeof kind === "string" ? typedArrays[kind] : undefined;
+          if (typed === undefined) return bad("unknown typed array kind");
+          const buffer = fromBase64(n[2]);
+          if ((arrayBufferByteLength?.(buffer) as number) % typed[1] !== 0)
+            return bad("bad typed array length");
+          return keep(new typed[0](buffer));
+        }
+        case "V":
+          return keep(new DataViewCtor(fromBase64(n[1])));
+        default:
+          return keep(fromBase64(n[1]));
+      }
+    };
+
+    const container = (n: unknown[], tag: string, depth: number): unknown => {
+      switch (tag) {
         case "a": {
+          // The parsed list becomes the array: its elements are replaced in place, holes deleted.
           const items = n[1];
           if (!isArray(items)) return bad("array items are not a list");
           keep(items);
@@ -880,12 +898,16 @@ export function installCodec(kit: KernelKit): void {
         }
         case "o": {
           const entries = pairs(n[1]);
-          const o = keep({});
+          const o = keep({}) as Record<string, unknown>;
           for (let i = 0; i < entries.length; i++) {
             const entry = entries[i] as unknown[];
             const key = entry[0];
             if (typeof key !== "string") return bad("a key is not a string");
-            define(o, key, node(entry[1], depth + 1), true);
+            const value = node(entry[1], depth + 1);
+            // Assignment is several times faster than defineProperty and is exact unless the key
+            // is on Object.prototype (`__proto__`, or a setter or read-only property put there).
+            if (hasOwn(ObjectPrototype, key)) define(o, key, value, true);
+            else o[key] = value;
           }
           return o;
         }
@@ -906,69 +928,52 @@ export function installCodec(kit: KernelKit): void {
           for (let i = 0; i < items.length; i++) setAdd(s, node(items[i], depth + 1));
           return s;
         }
-        case "E": {
-          const name = n[1];
-          const message = n[2];
-          const stack = n[3];
-          if (typeof name !== "string" || typeof message !== "string" || typeof stack !== "string")
-            return bad("bad Error fields");
-          const entries = pairs(n[4]);
-          const Ctor = errors[name] ?? ErrorCtor;
-          const aggregate = AggregateErrorCtor !== undefined && Ctor === AggregateErrorCtor;
-          const e: Error = aggregate
-            ? message === ""
-              ? new AggregateErrorCtor(emptyIterable)
-              : new AggregateErrorCtor(emptyIterable, message)
-            : message === ""
-              ? new Ctor()
-              : new Ctor(message);
-          keep(e);
-          if (errors[name] === undefined) define(e, "name", name, false);
-          // Deleting first keeps V8 from formatting the captured stack (running prepareStackTrace).
-          deleteProperty(e, "stack");
-          define(e, "stack", stack, false);
-          for (let i = 0; i < entries.length; i++) {
-            const entry = entries[i] as unknown[];
-            const key = entry[0];
-            if (typeof key !== "string") return bad("a key is not a string");
-            const hidden = key === "cause" || (aggregate && key === "errors");
-            define(e, key, node(entry[1], depth + 1), !hidden);
-          }
-          return e;
-        }
-        case "D": {
-          const time = n[1];
-          if (time === "NaN") return keep(new DateCtor(NaN));
-          if (typeof time !== "number") return bad("bad Date");
-          return keep(new DateCtor(time));
-        }
-        case "R": {
-          const source = n[1];
-          const flags = n[2];
-          if (typeof source !== "string" || typeof flags !== "string") return bad("bad RegExp");
-          let re: RegExp;
-          try {
-            re = new RegExpCtor(source, flags);
-          } catch {
-            return bad("bad RegExp");
-          }
-          return keep(re);
-        }
-        case "T": {
-          const kind = n[1];
-          const typed = typeof kind === "string" ? typedArrays[kind] : undefined;
-          if (typed === undefined) return bad("unknown typed array kind");
-          const buffer = fromBase64(n[2]);
-          if (buffer.byteLength % typed[1] !== 0) return bad("bad typed array length");
-          return keep(new typed[0](buffer));
-        }
-        case "V":
-          return keep(new DataViewCtor(fromBase64(n[1])));
-        case "B":
-          return keep(fromBase64(n[1]));
         default:
-          return bad("unknown tag or wrong arity");
+          return error(n, depth);
       }
+    };
+
+    const error = (n: unknown[], depth: number): Error => {
+      const name = n[1];
+      const message = n[2];
+      const stack = n[3];
+      if (typeof name !== "string" || typeof message !== "string" || typeof stack !== "string")
+        return bad("bad Error fields");
+      const entries = pairs(n[4]);
+      const Ctor = errors[name] ?? ErrorCtor;
+      const aggregate = AggregateErrorCtor !== undefined && Ctor === AggregateErrorCtor;
+      const e: Error = aggregate
+        ? message === ""
+          ? new AggregateErrorCtor(emptyIterable)
+          : new AggregateErrorCtor(emptyIterable, message)
+        : message === ""
+          ? new Ctor()
+          : new Ctor(message);
+      keep(e);
+      if (errors[name] === undefined) define(e, "name", name, false);
+      // Deleting first keeps V8 from formatting the captured stack (running prepareStackTrace).
+      deleteProperty(e, "stack");
+      define(e, "stack", stack, false);
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i] as unknown[];
+        const key = entry[0];
+        if (typeof key !== "string") return bad("a key is not a string");
+        const hidden = key === "cause" || (aggregate && key === "errors");
+        define(e, key, node(entry[1], depth + 1), !hidden);
+      }
+      return e;
+    };
+
+    const node = (n: unknown, depth: number): unknown => {
+      if (typeof n !== "object") return n;
+      if (n === null) return null;
+      // Length first: reading a missing index would reach Array.prototype.
+      if (!isArray(n) || n.length === 0) return bad("a node is not a tagged list");
+      const tag = n[0];
+      if (typeof tag !== "string" || n.length !== arity(tag)) return bad("unknown tag or wrong arity");
+      if (tag !== "a" && tag !== "o" && tag !== "M" && tag !== "S" && tag !== "E") return leaf(n, tag);
+      if (depth >= MAX_DEPTH) return bad(DEEP);
+      return container(n, tag, depth);
     };
     try {
       return node(tree, 0);
