@@ -6,7 +6,12 @@ import { createHostCodec, installCodec } from "./install-codec.js";
 type Codec = ReturnType<typeof createHostCodec>;
 
 const MB = 1 << 20;
-const host = createHostCodec();
+/** The codec as the kernel installs it (stacks kept); the host's own codec blanks them. */
+const host = (() => {
+  const kit = {} as Parameters<typeof installCodec>[0];
+  installCodec(kit);
+  return { encode: kit.encode, decode: kit.decode, isNotTransferable: kit.isNotTransferable } as Codec;
+})();
 const roundTrip = (value: unknown, codec: Codec = host): unknown =>
   codec.decode(codec.encode(value, "result", MB));
 const thrown = (fn: () => unknown): unknown => {
@@ -166,6 +171,11 @@ describe("installCodec", () => {
       expect(Object.is(decoded.z, -0)).toBe(true);
       expect(Object.is(decoded.n[1], -0)).toBe(true);
       expect(decoded.n[0]).toBeNaN();
+    });
+
+    it("createHostCodec never sends a host stack: Error values cross with an empty stack", () => {
+      const decoded = host.decode(createHostCodec().encode(new TypeError("t"), "context", MB)) as TypeError;
+      expect([decoded instanceof TypeError, decoded.message, decoded.stack]).toEqual([true, "t", ""]);
     });
 
     it("keeps error details: constructor, name, message, stack and extra props", () => {

@@ -539,7 +539,8 @@ export function installCodec(kit: KernelKit): void {
       const fields = o as { name?: unknown; message?: unknown; stack?: unknown };
       const name = fields.name;
       const message = fields.message;
-      const stack = fields.stack;
+      // The host's own stacks carry host paths and frames: they never cross into a guest.
+      const stack = kit.withoutStacks === true ? "" : fields.stack;
       out += '["E",';
       string(typeof name === "string" ? name : text(name));
       out += ",";
@@ -991,7 +992,8 @@ export function installCodec(kit: KernelKit): void {
  * object here, so host values are encoded and decoded with host-realm intrinsics.
  */
 export function createHostCodec(): Pick<KernelKit, "encode" | "decode" | "isNotTransferable"> {
-  const kit = {} as KernelKit;
+  // What the host encodes goes to a guest: Error values cross with an empty stack.
+  const kit = { withoutStacks: true } as KernelKit;
   installCodec(kit);
   return Object.freeze({ encode: kit.encode, decode: kit.decode, isNotTransferable: kit.isNotTransferable });
 }

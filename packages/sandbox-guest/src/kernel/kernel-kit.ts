@@ -76,6 +76,8 @@ export interface KernelKit {
   encode(value: unknown, root: string, maxBytes: number): string;
   /** Rebuild a value from codec text with this realm's constructors. Throws a TypeError on malformed text. */
   decode(text: string): unknown;
+  /** Set by the host codec: Error values are encoded with an empty `stack` (host stacks never reach a guest). */
+  withoutStacks?: boolean;
   /** True when `value` is a record thrown by `encode`. */
   isNotTransferable(value: unknown): value is NotTransferableRecord;
 
