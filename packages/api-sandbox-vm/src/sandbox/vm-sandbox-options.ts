@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { MeterProvider } from "@opentelemetry/api";
 import type { PermissionChecker, PermissionPolicyInput } from "@suaveplan/api-sandbox-permissions";
-import type { LogEntry } from "@suaveplan/sandbox-core/types";
+import { type LogEntry, MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
 import { SAND_VM_CODES, VmSandboxError } from "../errors/sand-vm-codes.js";
 import type { VmSandboxProxies } from "../proxies/install-capability-proxies.js";
 
@@ -40,7 +40,6 @@ export interface ResolvedVmSandboxOptions {
   meterProvider: MeterProvider | undefined;
 }
 
-const MAX_TIMER_MS = 2_147_483_647;
 
 function invalid(field: string, reason: string): VmSandboxError {
   return new VmSandboxError(

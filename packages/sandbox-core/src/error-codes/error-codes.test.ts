@@ -22,14 +22,19 @@ describe("error codes", () => {
       CODE_TOO_LONG: "SANDBOX_CODE_TOO_LONG",
       ENGINE_DISPOSED: "SANDBOX_ENGINE_DISPOSED",
       ENGINE_FAILED: "SANDBOX_ENGINE_FAILED",
+      ENGINE_UNAVAILABLE: "SANDBOX_ENGINE_UNAVAILABLE",
+      GUEST_ERROR: "SANDBOX_GUEST_ERROR",
+      SYNTAX_ERROR: "SANDBOX_SYNTAX_ERROR",
+      RESULT_NOT_TRANSFERABLE: "SANDBOX_RESULT_NOT_TRANSFERABLE",
+      CANCELLED: "SANDBOX_CANCELLED",
       WORKER_FAILED: "SANDBOX_WORKER_FAILED",
       SPAWN_FAILED: "SANDBOX_SPAWN_FAILED",
       POOL_EXHAUSTED: "SANDBOX_POOL_EXHAUSTED",
       STREAM_CLOSED: "SANDBOX_STREAM_CLOSED",
     });
     const values = Object.values(SANDBOX_CODES);
-    expect(values).toHaveLength(15);
-    expect(new Set(values).size).toBe(15);
+    expect(values).toHaveLength(20);
+    expect(new Set(values).size).toBe(20);
     for (const [name, code] of Object.entries(SANDBOX_CODES)) expect(code).toBe(`SANDBOX_${name}`);
     expect(Object.isFrozen(SANDBOX_CODES)).toBe(true);
     expect(() => {

@@ -1,12 +1,14 @@
 import { isSandboxError, SANDBOX_CODES, SandboxError } from "../error-codes/sandbox-codes.js";
 import { describeZodError, SandboxPoolConfigSchema } from "../schemas/sandbox-schemas.js";
 import { type PoolAcquisitionResult, recordPoolAcquisition } from "../telemetry/telemetry.js";
-import type {
-  Clock,
-  SandboxEngine,
-  SandboxOptions,
-  SandboxPoolConfig,
-  SandboxResult,
+import {
+  type Clock,
+  failure,
+  MAX_TIMER_MS,
+  type SandboxEngine,
+  type SandboxOptions,
+  type SandboxPoolConfig,
+  type SandboxResult,
 } from "../types/sandbox-types.js";
 
 /** Options of {@link SandboxPool}: the `SandboxPoolConfig` fields (all optional) plus the capabilities it needs. */
@@ -110,11 +112,11 @@ export class SandboxPool implements AsyncDisposable {
     if (
       !Number.isSafeInteger(cleanupIntervalMs) ||
       cleanupIntervalMs < 0 ||
-      cleanupIntervalMs > MAX_TIMER_DELAY_MS
+      cleanupIntervalMs > MAX_TIMER_MS
     ) {
       throw new SandboxError(
         SANDBOX_CODES.INVALID_CONFIG,
-        `SandboxPool: cleanupIntervalMs must be an integer number of ms from 0 to ${MAX_TIMER_DELAY_MS} (setInterval's ceiling) (got ${String(cleanupIntervalMs)})`,
+        `SandboxPool: cleanupIntervalMs must be an integer number of ms from 0 to ${MAX_TIMER_MS} (setInterval's ceiling) (got ${String(cleanupIntervalMs)})`,
         { details: { field: "cleanupIntervalMs" } },
       );
     }
@@ -200,13 +202,10 @@ export class SandboxPool implements AsyncDisposable {
 
   /** `error` as a `success:false` result timed from `startedAt`. */
   private failure(error: SandboxError, startedAt: number): SandboxResult {
-    return {
-      success: false,
-      error: error.message,
-      errorCode: error.code,
+    // The error's message already ends with its code; `failure` adds it again, so strip it first.
+    return failure(error.code, error.message.replace(/ \(SANDBOX_[A-Z_]+\)$/, ""), {
       duration: Math.max(0, this.clock() - startedAt),
-      logs: [],
-    };
+    });
   }
 
   /** Live engines (idle + busy). */
@@ -421,8 +420,6 @@ function parsePoolConfig(options: SandboxPoolOptions): SandboxPoolConfig {
   );
 }
 
-/** setTimeout/setInterval's ceiling: a longer delay silently becomes 1 ms. */
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 /** What a running execution resolves with when destroy() ended the wait for it. */
 const ABANDONED: unique symbol = Symbol("abandoned");

@@ -1,5 +1,5 @@
 import { SANDBOX_CODES, SandboxError } from "../error-codes/sandbox-codes.js";
-import type { Clock, LogLevel, SandboxResult } from "../types/sandbox-types.js";
+import { type Clock, type LogLevel, MAX_TIMER_MS, type SandboxResult } from "../types/sandbox-types.js";
 
 /** A console line. */
 export interface StreamLogChunk {
@@ -68,8 +68,6 @@ type State = "open" | "stopped" | "completed" | "destroyed";
 const DEFAULT_MAX_BUFFER = 64;
 const DEFAULT_FLUSH_INTERVAL_MS = 50;
 const DEFAULT_MAX_PENDING = 10_000;
-/** setInterval's ceiling: a longer delay silently becomes 1 ms. */
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 /**
  * Buffers an execution's logs, errors and results and hands them to
@@ -105,10 +103,10 @@ export class ResultStreamer implements AsyncIterable<StreamChunk> {
       "flushIntervalMs",
       options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
     );
-    if (this.flushIntervalMs > MAX_TIMER_DELAY_MS) {
+    if (this.flushIntervalMs > MAX_TIMER_MS) {
       throw new SandboxError(
         SANDBOX_CODES.INVALID_CONFIG,
-        `ResultStreamer: flushIntervalMs must be at most ${MAX_TIMER_DELAY_MS} ms, setInterval's ceiling (got ${this.flushIntervalMs})`,
+        `ResultStreamer: flushIntervalMs must be at most ${MAX_TIMER_MS} ms, setInterval's ceiling (got ${this.flushIntervalMs})`,
         { details: { field: "flushIntervalMs" } },
       );
     }

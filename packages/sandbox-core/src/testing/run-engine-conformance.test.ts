@@ -89,6 +89,7 @@ describe("runEngineConformance self-test", () => {
       "console",
       "concurrency",
       "lifecycle",
+      "parity",
     ]);
     expect(CONFORMANCE_CHECKS.length).toBeGreaterThanOrEqual(30);
     expect(new Set(CONFORMANCE_CHECKS.map((check) => check.name)).size).toBe(CONFORMANCE_CHECKS.length);
