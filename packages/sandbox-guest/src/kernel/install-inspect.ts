@@ -22,8 +22,8 @@ import type { KernelKit } from "./kernel-kit.js";
  * error's `stack` for the first time lets the engine format it, which calls the
  * realm's `Error.prepareStackTrace`; the kernel installs that one.)
  *
- * Where this differs from Node (each is pinned by a row of the test's
- * "documented differences" table):
+ * Where this differs from Node (the test's "documented differences" table pins
+ * an example of each, except the width table):
  * - Proxies are formatted through the three traps above instead of as their
  *   target; a Proxy whose traps throw shows the placeholder.
  * - `[util.inspect.custom]` methods are not called; `Symbol.toStringTag` is
@@ -722,9 +722,10 @@ export function installInspect(kit: KernelKit): void {
     if (proto === AsyncFunctionPrototype || proto === AsyncGeneratorFunctionPrototype) type = `Async${type}`;
     let base = `[${type}`;
     if (ctorName === null) base += " (null prototype)";
-    const name = readData(value, "name");
-    if (name === "") base += " (anonymous)";
-    else base += `: ${primitiveText(name) ?? ""}`;
+    const nameDesc = findDesc(value, "name");
+    const name = nameDesc !== undefined && isDataDesc(nameDesc) ? primitiveText(nameDesc.value) : "";
+    if (name === "" || name === undefined) base += " (anonymous)";
+    else base += `: ${name}`;
     base += "]";
     if (ctorName !== type && ctorName !== null) base += ` ${ctorName}`;
     if (tag !== "" && ctorName !== tag) base += ` [${tag}]`;
@@ -1043,7 +1044,8 @@ export function installInspect(kit: KernelKit): void {
       return output;
     }
     let text = "";
-    for (let i = 0; i < bytes.length; i++) {
+    const count = typedArrayLength(bytes);
+    for (let i = 0; i < count; i++) {
       const byte = bytes[i]!;
       text += `${i === 0 ? "" : " "}${byte < 16 ? "0" : ""}${hex(byte)}`;
     }
@@ -1269,7 +1271,7 @@ export function installInspect(kit: KernelKit): void {
     }
   };
 
-  const braces2 = (open: string, close: string): List<string> => {
+  const bracePair = (open: string, close: string): List<string> => {
     const list: List<string> = newList();
     push(list, open);
     push(list, close);
@@ -1292,7 +1294,7 @@ export function installInspect(kit: KernelKit): void {
       const prefix =
         ctorName !== "Array" || tag !== "" ? getPrefix(ctorName, tag, "Array", `(${length})`) : "";
       keys = getKeys(value, length);
-      braces = braces2(`${prefix}[`, "]");
+      braces = bracePair(`${prefix}[`, "]");
       if (length === 0 && keys.length === 0) return `${braces[0]}]`;
       extrasType = kArrayExtrasType;
       formatter = formatArray;
@@ -1302,20 +1304,20 @@ export function installInspect(kit: KernelKit): void {
       keys = getKeys(value, 0);
       formatter = formatSet;
       if (size === 0 && keys.length === 0) return `${prefix}{}`;
-      braces = braces2(`${prefix}{`, "}");
+      braces = bracePair(`${prefix}{`, "}");
     } else if (isMap(value)) {
       const size = mapSize(value);
       const prefix = getPrefix(ctorName, tag, "Map", `(${size})`);
       keys = getKeys(value, 0);
       formatter = formatMap;
       if (size === 0 && keys.length === 0) return `${prefix}{}`;
-      braces = braces2(`${prefix}{`, "}");
+      braces = bracePair(`${prefix}{`, "}");
     } else if (isTypedArray(value)) {
       const size = typedArrayLength(value);
       keys = getKeys(value, size);
       const fallback = ctorName === null ? (typedArrayTag(value) as string) : "";
       const prefix = getPrefix(ctorName, tag, fallback, `(${size})`);
-      braces = braces2(`${prefix}[`, "]");
+      braces = bracePair(`${prefix}[`, "]");
       if (size === 0 && keys.length === 0) return `${braces[0]}]`;
       formatter = () => formatTypedArray(value, size);
       extrasType = kArrayExtrasType;
@@ -1328,7 +1330,7 @@ export function installInspect(kit: KernelKit): void {
         if (label !== "") label += "] [";
         label += `${type} Iterator`;
       }
-      braces = braces2(`[${label}] {`, "}");
+      braces = bracePair(`[${label}] {`, "}");
       formatter = () => {
         const output: List<string> = newList();
         push(output, "<items unknown>");
@@ -1336,7 +1338,7 @@ export function installInspect(kit: KernelKit): void {
       };
     } else {
       keys = getKeys(value, 0);
-      braces = braces2("{", "}");
+      braces = bracePair("{", "}");
       const boxed = typeof value === "function" || ctorName === "Object" ? undefined : unbox(value);
       if (typeof value === "function") {
         base = getFunctionBase(value, ctorName, tag);
