@@ -102,6 +102,7 @@ export {
   type EngineName,
   failure,
   type GuestErrorInfo,
+  type HostCalls,
   type LogEntry,
   type LogLevel,
   MAX_TIMER_MS,

@@ -13,6 +13,7 @@ export {
   type SourceModule,
 } from "./driver/guest-driver.js";
 // Host side of an engine
+export { answerCall, type HostCallHandler } from "./host/answer-call.js";
 export {
   type BuiltRequest,
   buildExecutionRequest,
@@ -55,4 +56,10 @@ export {
 // node:vm realm (vm, worker and spawn engines)
 export { isHostError, isHostTimeout } from "./vm-realm/host-guards.js";
 export { startVmExecution, type VmExecutionHooks } from "./vm-realm/start-vm-execution.js";
-export { compileGuestScript, createVmRealm, type VmRealmOptions } from "./vm-realm/vm-realm.js";
+export {
+  compileGuestScript,
+  createVmRealm,
+  PreparedVmRealm,
+  prepareVmRealm,
+  type VmRealmOptions,
+} from "./vm-realm/vm-realm.js";

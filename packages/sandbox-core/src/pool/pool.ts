@@ -420,7 +420,6 @@ function parsePoolConfig(options: SandboxPoolOptions): SandboxPoolConfig {
   );
 }
 
-
 /** What a running execution resolves with when destroy() ended the wait for it. */
 const ABANDONED: unique symbol = Symbol("abandoned");
 

@@ -3,6 +3,7 @@ import { SANDBOX_CODES, type SandboxCode, SandboxError } from "../error-codes/sa
 import {
   ENGINE_NAME_PATTERN,
   type EngineLimits,
+  type HostCalls,
   type LogEntry,
   MAX_TIMER_MS,
   type SandboxConfig,
@@ -73,6 +74,18 @@ export const SandboxOptionsSchema = z.strictObject({
   maxOutputSize: bytes.optional(),
   onLog: z
     .custom<(entry: LogEntry) => void>((value) => typeof value === "function", "must be a function")
+    .optional(),
+  signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, "must be an AbortSignal").optional(),
+  hostCalls: z
+    .custom<HostCalls>(
+      (value) =>
+        typeof value === "object" &&
+        value !== null &&
+        Array.isArray((value as HostCalls).names) &&
+        (value as HostCalls).names.every((name) => typeof name === "string" && IDENTIFIER.test(name)) &&
+        typeof (value as HostCalls).call === "function",
+      "must be { names: identifier[], call(name, input, id) }",
+    )
     .optional(),
 });
 

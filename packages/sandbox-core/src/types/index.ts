@@ -8,6 +8,7 @@ export {
   type EngineName,
   failure,
   type GuestErrorInfo,
+  type HostCalls,
   type LogEntry,
   type LogLevel,
   MAX_TIMER_MS,

@@ -82,6 +82,34 @@ export interface SandboxOptions {
   maxOutputSize?: number;
   /** Called with each console line as the guest produces it (streaming). */
   onLog?: (entry: LogEntry) => void;
+  /**
+   * Cancels the execution: it resolves `SANDBOX_CANCELLED` and the engine
+   * stops the guest as its `capabilities.abortsRunningCode` says. An
+   * already-aborted signal never starts the run.
+   */
+  signal?: AbortSignal;
+  /**
+   * Host functions the guest may call as `tools.<name>(input)` — the engine
+   * level of host tools (the facade's `tools` option builds this, with
+   * validation, approval and a journal).
+   */
+  hostCalls?: HostCalls;
+}
+
+/** What answers a guest's `tools.<name>(input)` calls (see {@link SandboxOptions.hostCalls}). */
+export interface HostCalls {
+  /** The names the guest's frozen `tools` global offers. */
+  readonly names: readonly string[];
+  /**
+   * Run one call with the decoded input. Resolve with the output (copied into
+   * the guest) or reject; only a rejection's string `name`, `message` and
+   * `tool` reach the guest.
+   */
+  call(name: string, input: unknown, id: string): Promise<unknown>;
+  /** Largest output the guest may receive, in bytes. Default 1 MiB. */
+  readonly maxReplyBytes?: number;
+  /** Largest input the guest may send, in bytes. Default 1 MiB. */
+  readonly maxCallBytes?: number;
 }
 
 /** What the guest threw (or rejected with), as the guest saw it: guest frames only, never a host path. */

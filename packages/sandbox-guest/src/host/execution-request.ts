@@ -5,6 +5,7 @@ import { parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
 import {
   type EngineLimits,
   failure,
+  type HostCalls,
   type LogEntry,
   type SandboxFailure,
   type SandboxOptions,
@@ -66,6 +67,10 @@ export type BuiltRequest =
       request: ExecutionRequest;
       onLog: ((entry: LogEntry) => void) | undefined;
       memoryLimit: number;
+      /** Cancels the run (`options.signal`). */
+      signal: AbortSignal | undefined;
+      /** Answers the guest's `tools.<name>()` calls (`options.hostCalls`). */
+      hostCalls: HostCalls | undefined;
     }
   | { ok: false; result: SandboxFailure };
 
@@ -96,6 +101,8 @@ export function buildExecutionRequest(
     ok: true,
     memoryLimit,
     onLog: resolved.onLog,
+    signal: resolved.signal,
+    hostCalls: resolved.hostCalls,
     request: {
       code: prepared.source,
       shift: prepared.shift,
@@ -108,7 +115,8 @@ export function buildExecutionRequest(
       maxTimers,
       maxTimerCreations: maxTimers * TIMER_CREATIONS_PER_PENDING,
       maxResultBytes: memoryLimit,
-      maxCallBytes: defaults.maxCallBytes ?? DEFAULT_MAX_CALL_BYTES,
+      maxCallBytes: resolved.hostCalls?.maxCallBytes ?? defaults.maxCallBytes ?? DEFAULT_MAX_CALL_BYTES,
+      ...(resolved.hostCalls === undefined ? {} : { tools: [...resolved.hostCalls.names] }),
     },
   };
 }

@@ -31,18 +31,23 @@ export function installCalls(kit: KernelKit & CallsKit): void {
   const pending: Map<number, Pending> = new MapCtor();
   let nextId = 1;
 
+  /** A guest-realm error from the host's `{ name, message, tool? }` JSON (a `ToolError` for a failed tool). */
   const guestError = (text: string): Error => {
     let name = "Error";
     let message = "the host call failed";
+    let tool: string | undefined;
     try {
-      const record = parse(text) as { name?: unknown; message?: unknown };
+      const record = parse(text) as { name?: unknown; message?: unknown; tool?: unknown };
       if (typeof record.name === "string" && record.name !== "") name = record.name;
       if (typeof record.message === "string") message = record.message;
+      if (typeof record.tool === "string") tool = record.tool;
     } catch {
       // Keep the generic text.
     }
     const error = new ErrorCtor(message);
     defineProperty(error, "name", { value: name, writable: true, enumerable: false, configurable: true });
+    if (tool !== undefined)
+      defineProperty(error, "tool", { value: tool, writable: true, enumerable: true, configurable: true });
     return error;
   };
 

@@ -3,7 +3,7 @@ import type { LogEntry } from "@suaveplan/sandbox-core/types";
 import { GuestDriver } from "../driver/guest-driver.js";
 import type { ExecutionRequest } from "../host/execution-request.js";
 import type { GuestCall } from "../protocol/protocol.js";
-import { createVmRealm } from "./vm-realm.js";
+import { createVmRealm, type PreparedVmRealm } from "./vm-realm.js";
 
 /** Hooks of {@link startVmExecution}. */
 export interface VmExecutionHooks {
@@ -15,6 +15,8 @@ export interface VmExecutionHooks {
   script?: Script | undefined;
   /** False only for code proven to be a bounded pure expression. */
   watchdog?: boolean;
+  /** A realm prepared off the caller's path (`prepareVmRealm`); single-use. */
+  prepared?: PreparedVmRealm | undefined;
 }
 
 /**
@@ -46,6 +48,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       watchdog: hooks.watchdog ?? true,
       maxTimers: request.maxTimers,
       maxTimerCreations: request.maxTimerCreations,
+      prepared: hooks.prepared,
     }),
   );
 }

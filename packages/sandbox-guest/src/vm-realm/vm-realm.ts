@@ -75,6 +75,8 @@ export interface VmRealmOptions {
   maxTimers: number;
   /** Timers allowed to be created in total. */
   maxTimerCreations: number;
+  /** A realm prepared ahead of time; used when its timer limits match and it is unused, else a fresh one is made. */
+  prepared?: PreparedVmRealm | undefined;
 }
 
 /** Compile guest code the way the vm realm runs it; throws node's SyntaxError. */
@@ -106,11 +108,64 @@ export function createVmRealm(options: VmRealmOptions): (bridge: KernelBridge) =
   return (bridge) => new VmRealm(options, bridge);
 }
 
+/**
+ * A fresh context with the kernel installed and no guest code run yet, made
+ * ahead of time (off the caller's path) and used by exactly one execution.
+ * Nothing of an execution's state can reach it: it is created before the
+ * execution and discarded with it.
+ */
+export class PreparedVmRealm {
+  /** @internal */ readonly context: Context;
+  /** @internal */ readonly guestTypeError: TypeErrorConstructor;
+  /** @internal */ readonly promisePrototype: object;
+  /** @internal */ bridge: KernelBridge = () => undefined;
+  /** @internal */ args: readonly unknown[] = [];
+  private taken = false;
+
+  constructor(readonly limits: { readonly maxTimers: number; readonly maxTimerCreations: number }) {
+    const context = createContext(Object.create(null), CONTEXT_OPTIONS);
+    this.context = context;
+    const { kernel, typeError, promisePrototype } = scripts();
+    this.guestTypeError = typeError.runInContext(context) as TypeErrorConstructor;
+    this.promisePrototype = promisePrototype.runInContext(context) as object;
+    const install = kernel.runInContext(context) as (bridge: KernelBridge, configJson: string) => unknown;
+    // The kernel keeps this trampoline; the execution that takes the realm points it at its driver.
+    install(
+      (op, a, b, c) => {
+        if (op === "argc") return this.args.length;
+        if (op === "arg") return typeof a === "number" ? this.args[a] : undefined;
+        return this.bridge(op, a, b, c);
+      },
+      JSON.stringify(
+        kernelConfig({ maxTimers: limits.maxTimers, maxTimerCreations: limits.maxTimerCreations }),
+      ),
+    );
+  }
+
+  /** True once an execution took it; a prepared realm is never used twice. */
+  get used(): boolean {
+    return this.taken;
+  }
+
+  /** @internal Hand the realm to one execution. */
+  take(bridge: KernelBridge): this {
+    if (this.taken) throw new Error("a prepared realm serves one execution only");
+    this.taken = true;
+    this.bridge = bridge;
+    return this;
+  }
+}
+
+/** Prepare a realm for a later execution with these timer limits (see {@link PreparedVmRealm}). */
+export function prepareVmRealm(limits: { maxTimers: number; maxTimerCreations: number }): PreparedVmRealm {
+  return new PreparedVmRealm(limits);
+}
+
 class VmRealm implements GuestRealm {
   /** The context's own TypeError, captured before guest code ran. */
   readonly guestTypeError: TypeErrorConstructor;
   private context: Context | undefined;
-  private args: readonly unknown[] = [];
+  private readonly state: PreparedVmRealm;
   private readonly heapBefore = getHeapStatistics().used_heap_size;
   private readonly untrack: () => void;
 
@@ -118,24 +173,16 @@ class VmRealm implements GuestRealm {
     private readonly options: VmRealmOptions,
     bridge: KernelBridge,
   ) {
-    const context = createContext(Object.create(null), CONTEXT_OPTIONS);
-    this.context = context;
-    const { kernel, typeError } = scripts();
-    this.guestTypeError = typeError.runInContext(context) as TypeErrorConstructor;
-    const install = kernel.runInContext(context) as (bridge: KernelBridge, configJson: string) => unknown;
-    const kernelBridge: KernelBridge = (op, a, b, c) => {
-      if (op === "argc") return this.args.length;
-      if (op === "arg") return typeof a === "number" ? this.args[a] : undefined;
-      return bridge(op, a, b, c);
-    };
-    install(
-      kernelBridge,
-      JSON.stringify(
-        kernelConfig({ maxTimers: options.maxTimers, maxTimerCreations: options.maxTimerCreations }),
-      ),
-    );
-    const promisePrototype = scripts().promisePrototype.runInContext(context) as object;
-    this.untrack = trackUnhandledRejections(promisePrototype, (reason) => {
+    const prepared = options.prepared;
+    const usable =
+      prepared !== undefined &&
+      !prepared.used &&
+      prepared.limits.maxTimers === options.maxTimers &&
+      prepared.limits.maxTimerCreations === options.maxTimerCreations;
+    this.state = (usable ? prepared : new PreparedVmRealm(options)).take(bridge);
+    this.context = this.state.context;
+    this.guestTypeError = this.state.guestTypeError;
+    this.untrack = trackUnhandledRejections(this.state.promisePrototype, (reason) => {
       if (this.context === undefined) return;
       this.run("unhandled", [reason], 1_000);
     });
@@ -226,7 +273,8 @@ class VmRealm implements GuestRealm {
   dispose(): void {
     if (this.context === undefined) return;
     this.context = undefined;
-    this.args = [];
+    this.state.args = [];
+    this.state.bridge = () => undefined;
     this.untrack();
   }
 
@@ -238,7 +286,7 @@ class VmRealm implements GuestRealm {
     const script = scripts().entries[name];
     if (script === undefined)
       return { ok: false, outcome: { kind: "fault", message: `no kernel entry ${name}` } };
-    this.args = args;
+    this.state.args = args;
     const started = performance.now();
     const outer = activeRealm;
     activeRealm = this;
@@ -258,7 +306,7 @@ class VmRealm implements GuestRealm {
         },
       };
     } finally {
-      this.args = [];
+      this.state.args = [];
       activeRealm = outer;
     }
   }

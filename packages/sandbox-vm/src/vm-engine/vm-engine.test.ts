@@ -247,4 +247,46 @@ describe("VmEngine", () => {
       },
     ]);
   });
+
+  it("answers tools.<name>() calls through hostCalls, with copies both ways", async () => {
+    const seen: unknown[] = [];
+    const result = await engine().execute(
+      "const r = await tools.add({ a: 2, b: 3, when: new Date(1) }); r.sum * 2",
+      {},
+      {
+        hostCalls: {
+          names: ["add"],
+          async call(name, input) {
+            seen.push([name, input]);
+            const { a, b } = input as { a: number; b: number };
+            return { sum: a + b };
+          },
+        },
+      },
+    );
+    expect({ success: result.success, result: result.result }).toEqual({ success: true, result: 10 });
+    expect(seen).toEqual([["add", { a: 2, b: 3, when: new Date(1) }]]);
+  });
+
+  it("cancels through options.signal: before the start, and at the next await", async () => {
+    const vm = engine();
+    const before = await vm.execute("1", {}, { signal: AbortSignal.abort() });
+    expect({ success: before.success, errorCode: before.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.CANCELLED,
+    });
+    const controller = new AbortController();
+    const pending = vm.execute(
+      "await new Promise((r) => setTimeout(r, 5000)); 'late'",
+      {},
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(), 50);
+    const during = await pending;
+    expect({ success: during.success, errorCode: during.errorCode, error: during.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.CANCELLED,
+      error: "Execution was cancelled (SANDBOX_CANCELLED)",
+    });
+  });
 });

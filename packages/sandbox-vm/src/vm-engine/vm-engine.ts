@@ -11,11 +11,16 @@ import {
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import {
+  answerCall,
   buildExecutionRequest,
   compileGuestScript,
+  DEFAULT_MAX_TIMERS,
   type GuestDriver,
   ModuleRegistry,
+  type PreparedVmRealm,
+  prepareVmRealm,
   startVmExecution,
+  TIMER_CREATIONS_PER_PENDING,
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
 import { LruCache } from "../internal/script-cache.js";
@@ -74,6 +79,9 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   private readonly scripts = new LruCache<string, CompiledCode>(SCRIPT_CACHE_SIZE);
   private readonly live = new Set<GuestDriver>();
   private destroyed = false;
+  /** The next execution's fresh context, made in idle time so it is off the caller's path; single-use. */
+  private spare: PreparedVmRealm | undefined;
+  private spareTimer: NodeJS.Immediate | undefined;
 
   /**
    * @param options - `timeout` (ms, default 5000), `maxOutputSize` (bytes,
@@ -82,6 +90,7 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
    */
   constructor(options: VmEngineOptions = {}) {
     this.limits = parseEngineLimits(options);
+    this.prepareSpare();
   }
 
   /**
@@ -99,12 +108,23 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     if (this.destroyed) return disposed();
     const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
     if (!built.ok) return built.result;
-    const { request } = built;
+    const { request, signal, hostCalls } = built;
+    if (signal?.aborted === true) return cancelled();
     let driver: GuestDriver;
     try {
       const compiled = this.compile(request.code);
+      const prepared = this.spare;
+      this.spare = undefined;
       driver = startVmExecution(request, {
+        prepared,
         onLog: built.onLog,
+        onCall:
+          hostCalls === undefined
+            ? undefined
+            : (call) => {
+                void answerCall(call, hostCalls).then((reply) => driver.reply(reply));
+                return undefined;
+              },
         script: compiled.script,
         // A getter from a source module could run user code even in a pure expression.
         watchdog: !compiled.straightLine || request.sourceModules.length > 0,
@@ -117,8 +137,13 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
       );
     }
     this.live.add(driver);
+    // The guest's synchronous code runs on this thread: an abort lands at its next await, timer or tool call.
+    const onAbort = () => driver.abort({ kind: "cancelled" });
+    signal?.addEventListener("abort", onAbort, { once: true });
     const ended = await driver.result;
+    signal?.removeEventListener("abort", onAbort);
     this.live.delete(driver);
+    this.prepareSpare();
     return toSandboxResult(ended.outcome, ended);
   }
 
@@ -153,6 +178,9 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
+    if (this.spareTimer !== undefined) clearImmediate(this.spareTimer);
+    this.spareTimer = undefined;
+    this.spare = undefined;
     for (const driver of [...this.live]) {
       driver.abort({ kind: "disposed", message: "VmEngine was destroyed while the code ran" });
     }
@@ -163,6 +191,24 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   /** Same as {@link destroy}, for `await using`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.destroy();
+  }
+
+  /** Make the next execution's context once the current task is done (never on the caller's path). */
+  private prepareSpare(): void {
+    if (this.destroyed || this.spare !== undefined || this.spareTimer !== undefined) return;
+    this.spareTimer = setImmediate(() => {
+      this.spareTimer = undefined;
+      if (this.destroyed || this.spare !== undefined) return;
+      try {
+        this.spare = prepareVmRealm({
+          maxTimers: DEFAULT_MAX_TIMERS,
+          maxTimerCreations: DEFAULT_MAX_TIMERS * TIMER_CREATIONS_PER_PENDING,
+        });
+      } catch {
+        // Out of memory or similar: the next execution makes its own context.
+      }
+    });
+    this.spareTimer.unref();
   }
 
   private compile(source: string): CompiledCode {
@@ -188,6 +234,10 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
       );
     }
   }
+}
+
+function cancelled(): SandboxResult {
+  return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
 }
 
 function disposed(): SandboxResult {
