@@ -22,7 +22,7 @@ describe("the child's Node permission model", () => {
     try {
       const result = await engine.execute(String(port));
       expect(result.success).toBe(true);
-      expect(result.result).toEqual({
+      expect(result.result).toStrictEqual({
         writeFile: "ERR_ACCESS_DENIED",
         writeTmp: "ERR_ACCESS_DENIED",
         readOutside: "ERR_ACCESS_DENIED",

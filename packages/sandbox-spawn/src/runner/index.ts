@@ -1,25 +1,12 @@
-// Runner: the child-process entry of SpawnEngine (pure helpers; the spawned script is `./runner-main`).
+// Runner: the child-process entry of SpawnEngine (its parts; the spawned script is `./runner-main`).
 
+// Child main
+export { main } from "./child-main.js";
+// Frames
+export { createFdSink, type FrameSink } from "./fd-sink.js";
+// Request
+export { parseRunnerInput } from "./parse-runner-input.js";
 // Protocol
-export {
-  LOG_LEVELS,
-  maxLogLines,
-  PROTOCOL_FD,
-  type RunnerErrorKind,
-  type RunnerFrame,
-  type RunnerInput,
-  type RunnerModule,
-  type RunnerOutput,
-  SELF_DEADLINE_GRACE_MS,
-} from "./protocol.js";
-export {
-  createFdSink,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  type FrameSink,
-  MAX_ERROR_LENGTH,
-  main,
-  type PreparedRunner,
-  parseRunnerInput,
-  prepareRunner,
-  warmUp,
-} from "./runner.js";
+export { PROTOCOL_FD, type RunnerFrame, SELF_DEADLINE_GRACE_MS } from "./protocol.js";
+// Run
+export { runRequest, warmUp } from "./run-request.js";

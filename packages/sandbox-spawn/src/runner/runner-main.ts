@@ -1,11 +1,12 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { main } from "./runner.js";
+import { main } from "./child-main.js";
 
 /**
- * The script SpawnEngine spawns (`dist/runner-main.js`, a self-contained
- * build entry so the child may read this one file only). Importing it does
- * nothing: it runs only as the process's main module.
+ * The script SpawnEngine spawns (`dist/runner-main.js`, one self-contained
+ * build entry with the shared guest runtime bundled in, so the child may read
+ * this one file only). Importing it does nothing: it runs only as the
+ * process's main module.
  */
 function isMainModule(): boolean {
   const entry = process.argv[1];

@@ -1,6 +1,7 @@
+import type { LogEntry } from "@suaveplan/sandbox-core/types";
 import { describe, expect, it } from "vitest";
 import { FakeChild, nextTurn } from "../../test/support/fake-child.js";
-import { type ChildLogFrame, type RaceChildOptions, raceChild } from "./race-child.js";
+import { type RaceChildOptions, raceChild } from "./race-child.js";
 
 // Fake children here: these races cannot be produced on demand by a real process.
 const options = (extra: Partial<RaceChildOptions> = {}): RaceChildOptions => ({
@@ -12,49 +13,53 @@ const options = (extra: Partial<RaceChildOptions> = {}): RaceChildOptions => ({
   ...extra,
 });
 
-const RESULT = { type: "result", success: true, result: 2, memoryUsed: 10 };
+const DONE = { type: "done", outcome: { kind: "value", text: "2" }, memoryUsed: 10 };
 
 describe("raceChild", () => {
-  it("writes the request to stdin and resolves ok on the result frame, killing the child if it lingers", async () => {
+  it("writes the request to stdin and resolves ok on the done frame, killing the child if it lingers", async () => {
     const child = new FakeChild();
-    const logs: ChildLogFrame[] = [];
-    const pending = raceChild(child, options({ onLog: (frame) => logs.push(frame), exitGraceMs: 20 }));
+    const logs: LogEntry[] = [];
+    const pending = raceChild(child, options({ onLog: (entry) => logs.push(entry), exitGraceMs: 20 }));
     child.send({ type: "start" });
     child.send({ type: "log", level: "warn", message: "careful" });
-    child.send({ type: "truncated" });
-    child.send(RESULT);
-    expect(await pending).toEqual({
+    child.send({ type: "log", level: "warn", message: "[output truncated at 7 bytes]" });
+    child.send(DONE);
+    expect(await pending).toStrictEqual({
       kind: "ok",
-      output: { type: "result", success: true, result: 2, memoryUsed: 10 },
+      outcome: { kind: "value", text: "2" },
+      memoryUsed: 10,
       stderr: "",
     });
     expect(child.input()).toBe('{"code":"1 + 1"}');
-    expect(logs).toEqual([{ type: "log", level: "warn", message: "careful" }, { type: "truncated" }]);
+    expect(logs).toStrictEqual([
+      { level: "warn", message: "careful" },
+      { level: "warn", message: "[output truncated at 7 bytes]" },
+    ]);
     expect(child.kills).toEqual([]); // not on the caller's path
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(child.kills).toEqual(["SIGKILL"]);
   });
 
-  it("does not kill a child that exits by itself within the grace after its result", async () => {
+  it("does not kill a child that exits by itself within the grace after its done frame", async () => {
     const child = new FakeChild();
     const pending = raceChild(child, options({ exitGraceMs: 40 }));
-    child.send(RESULT);
+    child.send(DONE);
     expect((await pending).kind).toBe("ok");
     await child.exit(0);
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(child.kills).toEqual([]);
   });
 
-  it("settles once: a result racing a timeout and a later close stays ok", async () => {
+  it("settles once: a done frame racing a timeout and a later close stays ok", async () => {
     const child = new FakeChild();
     const pending = raceChild(child, options({ timeoutMs: 20 }));
     child.send({ type: "start" });
-    child.send(RESULT);
+    child.send(DONE);
     await new Promise((resolve) => setTimeout(resolve, 60));
     await child.exit(0);
     const outcome = await pending;
     expect(outcome.kind).toBe("ok");
-    expect(child.kills).toEqual([]); // no timeout kill: the result won the race
+    expect(child.kills).toEqual([]); // no timeout kill: the done frame won the race
   });
 
   it("settles once: an error event before close is a parse-error carrying the error", async () => {
@@ -75,7 +80,7 @@ describe("raceChild", () => {
     expect(child.kills).toEqual([]); // it exited: no kill
   });
 
-  it("resolves no-output when the child closes without a result, with bounded stderr", async () => {
+  it("resolves no-output when the child closes without a done frame, with bounded stderr", async () => {
     const child = new FakeChild();
     const pending = raceChild(child, options({ maxStderrBytes: 8 }));
     child.send({ type: "start" });
@@ -85,27 +90,75 @@ describe("raceChild", () => {
     expect(await pending).toEqual({ kind: "no-output", exitCode: 3, signal: null, stderr: "01234567" });
   });
 
-  it("resolves parse-error for a line that is not JSON, and for an unknown frame", async () => {
-    for (const line of [
-      "forged result\n",
-      '{"type":"result","success":"yes"}\n',
-      '{"type":"log","level":"loud","message":"x"}\n',
-    ]) {
+  it("resolves parse-error for a line that is not JSON, an unknown frame and malformed log or done frames", async () => {
+    const cases: Array<[string, string]> = [
+      ["forged result\n", "the runner wrote a line that is not JSON"],
+      ["[1]\n", "the runner wrote a frame that is not an object"],
+      ['{"type":"result","success":true,"result":2}\n', "the runner wrote an unknown frame"],
+      ['{"type":"call","call":{"id":1,"name":"x","text":"1"}}\n', "the runner wrote an unknown frame"],
+      ['{"type":"log","level":"loud","message":"x"}\n', "the runner wrote a malformed log frame"],
+      ['{"type":"done","outcome":{"kind":"value","text":2}}\n', "the runner wrote a malformed done frame"],
+      ['{"type":"done","outcome":{"kind":"forged"}}\n', "the runner wrote a malformed done frame"],
+      [
+        '{"type":"done","outcome":{"kind":"error","error":"boom"}}\n',
+        "the runner wrote a malformed done frame",
+      ],
+      [
+        '{"type":"done","outcome":{"kind":"timeout","timeoutMs":-1}}\n',
+        "the runner wrote a malformed done frame",
+      ],
+      [
+        '{"type":"done","outcome":{"kind":"value","text":"1"},"memoryUsed":"lots"}\n',
+        "the runner wrote a malformed done frame",
+      ],
+    ];
+    for (const [line, reason] of cases) {
       const child = new FakeChild();
       const pending = raceChild(child, options());
       child.send(line);
       const outcome = await pending;
-      expect({ kind: outcome.kind, killed: child.kills }).toEqual({
-        kind: "parse-error",
-        killed: ["SIGKILL"],
-      });
+      expect({ line, reason: outcome.kind === "parse-error" && outcome.reason, killed: child.kills }).toEqual(
+        {
+          line,
+          reason,
+          killed: ["SIGKILL"],
+        },
+      );
     }
+  });
+
+  it("keeps only the well-typed fields of a done frame's error record", async () => {
+    const child = new FakeChild();
+    const pending = raceChild(child, options());
+    child.send({
+      type: "done",
+      outcome: {
+        kind: "error",
+        error: {
+          name: "TypeError",
+          message: "boom",
+          stack: "TypeError: boom",
+          line: 1,
+          column: "7",
+          extra: "dropped",
+        },
+      },
+    });
+    expect(await pending).toStrictEqual({
+      kind: "ok",
+      outcome: {
+        kind: "error",
+        error: { name: "TypeError", message: "boom", stack: "TypeError: boom", line: 1 },
+      },
+      memoryUsed: undefined,
+      stderr: "",
+    });
   });
 
   it("resolves parse-error when the output ends in the middle of a frame", async () => {
     const child = new FakeChild();
     const pending = raceChild(child, options());
-    child.send('{"type":"result","succ');
+    child.send('{"type":"done","outc');
     await nextTurn();
     await child.exit(0);
     const outcome = await pending;

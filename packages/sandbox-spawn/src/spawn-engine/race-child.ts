@@ -1,7 +1,9 @@
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import type { LogLevel } from "@suaveplan/sandbox-core/types";
-import { LOG_LEVELS, type RunnerOutput } from "../runner/protocol.js";
+import type { LogEntry } from "@suaveplan/sandbox-core/types";
+import type { GuestOutcome } from "@suaveplan/sandbox-guest";
+import { killNow } from "../internal/child-control.js";
+import { parseRunnerFrame } from "./parse-runner-frame.js";
 
 /**
  * The part of a `ChildProcess` that SpawnEngine and {@link raceChild} use. The
@@ -39,19 +41,22 @@ export type ChildListener = (...args: unknown[]) => void;
 /** How {@link raceChild} ended. */
 export type ChildOutcome =
   | {
-      /** The runner sent its result frame. */
+      /** The runner sent its `done` frame. */
       kind: "ok";
-      output: RunnerOutput;
+      /** How the run ended, as the runner's driver decided. */
+      outcome: GuestOutcome;
+      /** The child's heap growth over the run, in bytes, when it could tell. */
+      memoryUsed: number | undefined;
       stderr: string;
     }
   | {
-      /** `start`: no start frame within `startTimeoutMs`; `run`: no result within `timeoutMs` after it. */
+      /** `start`: no start frame within `startTimeoutMs`; `run`: no done frame within `timeoutMs` after it. */
       kind: "timeout";
       phase: "start" | "run";
       stderr: string;
     }
   | {
-      /** The child closed without a result frame (and without malformed output). */
+      /** The child closed without a done frame (and without malformed output). */
       kind: "no-output";
       exitCode: number | null;
       signal: NodeJS.Signals | null;
@@ -67,9 +72,6 @@ export type ChildOutcome =
       stderr: string;
     };
 
-/** A console frame forwarded by {@link raceChild}. */
-export type ChildLogFrame = { type: "log"; level: LogLevel; message: string } | { type: "truncated" };
-
 /** Options of {@link raceChild}. */
 export interface RaceChildOptions {
   /** The request, written to stdin (then stdin is ended). */
@@ -82,15 +84,15 @@ export interface RaceChildOptions {
   maxProtocolBytes: number;
   /** Stderr bytes kept for diagnostics (the first ones). */
   maxStderrBytes: number;
-  /** After a result, how long the child may take to exit by itself before SIGKILL, in ms. Default 1000. */
+  /** After its done frame, how long the child may take to exit by itself before SIGKILL, in ms. Default 1000. */
   exitGraceMs?: number;
-  /** Called in order with every log / truncated frame, as it arrives. */
-  onLog?: (frame: ChildLogFrame) => void;
+  /** Called in order with every console line (`log` frame), as it arrives. */
+  onLog?: (entry: LogEntry) => void;
 }
 
 /**
  * Send the request to a runner child and wait for the first of its four
- * endings: `ok` (a result frame), `no-output` (closed without one),
+ * endings: `ok` (a done frame), `no-output` (closed without one),
  * `parse-error` (malformed output, or an `error` event before close) and
  * `timeout` (`Promise.race` against the deadline). Settling is idempotent —
  * only the first outcome counts, so a timeout racing a clean exit never
@@ -132,27 +134,17 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
   let pending: string[] = [];
   let received = 0;
   const handleLine = (line: string): void => {
-    let frame: unknown;
-    try {
-      frame = JSON.parse(line);
-    } catch {
-      settleEvents(parseError("the runner wrote a line that is not JSON"));
-      return;
-    }
-    const type = typeof frame === "object" && frame !== null ? (frame as { type?: unknown }).type : undefined;
-    if (type === "start") {
-      arm("run", options.timeoutMs);
-      return;
-    }
-    if (type === "log" || type === "truncated") {
-      const log = toLogFrame(frame as Record<string, unknown>);
-      if (log === undefined) settleEvents(parseError("the runner wrote a malformed log frame"));
-      else options.onLog?.(log);
-      return;
-    }
-    const output = type === "result" ? toRunnerOutput(frame as Record<string, unknown>) : undefined;
-    if (output === undefined) settleEvents(parseError("the runner wrote an unknown or malformed frame"));
-    else settleEvents({ kind: "ok", output, stderr: stderr.text() });
+    const frame = parseRunnerFrame(line);
+    if ("malformed" in frame) settleEvents(parseError(frame.malformed));
+    else if (frame.type === "start") arm("run", options.timeoutMs);
+    else if (frame.type === "log") options.onLog?.({ level: frame.level, message: frame.message });
+    else
+      settleEvents({
+        kind: "ok",
+        outcome: frame.outcome,
+        memoryUsed: frame.memoryUsed,
+        stderr: stderr.text(),
+      });
   };
   const onProtocolData = (chunk: Buffer | string): void => {
     if (finished) return;
@@ -220,17 +212,8 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
 /** Default of {@link RaceChildOptions.exitGraceMs}, in ms. */
 export const DEFAULT_EXIT_GRACE_MS = 1000;
 
-function killNow(child: SpawnedChild): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    child.kill("SIGKILL");
-  } catch {
-    // Already gone (some platforms throw for an exited process).
-  }
-}
-
 /**
- * A runner exits by itself right after its result; SIGKILL only one that
+ * A runner exits by itself right after its done frame; SIGKILL only one that
  * lingers. (Killing at once would put the kill, and the scheduler's switch to
  * the dying process, on the caller's path.)
  */
@@ -243,31 +226,6 @@ function killAfterGrace(child: SpawnedChild, graceMs: number): void {
   }, graceMs);
   timer.unref?.();
   child.on("exit", onExit);
-}
-
-function toLogFrame(frame: Record<string, unknown>): ChildLogFrame | undefined {
-  if (frame.type === "truncated") return { type: "truncated" };
-  const { level, message } = frame;
-  if (typeof message !== "string" || !LOG_LEVELS.includes(level as LogLevel)) return undefined;
-  return { type: "log", level: level as LogLevel, message };
-}
-
-function toRunnerOutput(frame: Record<string, unknown>): RunnerOutput | undefined {
-  const memoryUsed =
-    typeof frame.memoryUsed === "number" && Number.isFinite(frame.memoryUsed) && frame.memoryUsed >= 0
-      ? frame.memoryUsed
-      : 0;
-  if (frame.success === true) {
-    const output: RunnerOutput = { type: "result", success: true, memoryUsed };
-    if (Object.hasOwn(frame, "result") && frame.result !== undefined) output.result = frame.result;
-    return output;
-  }
-  if (frame.success !== false || typeof frame.error !== "string") return undefined;
-  const errorKind =
-    frame.errorKind === "transfer" || frame.errorKind === "input" || frame.errorKind === "timeout"
-      ? frame.errorKind
-      : "guest";
-  return { type: "result", success: false, error: frame.error, errorKind, memoryUsed };
 }
 
 function createStderrBuffer(maxBytes: number): { add(chunk: Buffer | string): void; text(): string } {

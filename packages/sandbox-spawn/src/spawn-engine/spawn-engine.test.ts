@@ -2,12 +2,16 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
+import { buildExecutionRequest, ModuleRegistry } from "@suaveplan/sandbox-guest";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeChild } from "../../test/support/fake-child.js";
 import { buildChildArgs } from "../internal/node-args.js";
-import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
-import { type ProcessSpawner, SpawnEngine } from "./spawn-engine.js";
+import type { ProcessSpawner } from "../internal/spawn-options.js";
+import { SpawnEngine } from "./spawn-engine.js";
 
 const fixture = (name: string): string =>
   fileURLToPath(new URL(`../../test/fixtures/${name}`, import.meta.url));
@@ -21,6 +25,34 @@ function recordingSpawner(): { spawner: ProcessSpawner; children: ChildProcess[]
     return child;
   };
   return { spawner, children };
+}
+
+/** A result without its measurements (`duration`, `memoryUsed`), for whole-value assertions. */
+function settled(result: SandboxResult): Omit<SandboxResult, "duration" | "memoryUsed"> {
+  const { duration: _duration, memoryUsed: _memoryUsed, ...rest } = result;
+  return rest;
+}
+
+/** Run the built runner directly (the engine's own flags) with `stdin` and collect its fd-3 frames. */
+async function runnerFrames(
+  runnerPath: string,
+  stdin: string,
+): Promise<{ code: unknown; frames: unknown[] }> {
+  const child = spawn(process.execPath, buildChildArgs(runnerPath, 64 * 1024 * 1024), {
+    stdio: ["pipe", "ignore", "pipe", "pipe"],
+    env: {},
+  });
+  const chunks: Buffer[] = [];
+  (child.stdio[3] as Readable).on("data", (chunk: Buffer) => chunks.push(chunk));
+  child.stderr?.resume();
+  child.stdin?.end(stdin);
+  const [code] = await once(child, "close");
+  const frames = Buffer.concat(chunks)
+    .toString("utf8")
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as unknown);
+  return { code, frames };
 }
 
 async function exited(child: ChildProcess): Promise<void> {
@@ -93,7 +125,7 @@ describe("sanitiseEnv", () => {
     });
     expect(probe.getSanitisedEnv()).toEqual({ PATH: "/usr/bin", LANG: "C" });
     const result = await probe.execute("ignored");
-    expect(result.result).toEqual({
+    expect(result.result).toStrictEqual({
       env: { PATH: "/usr/bin", LANG: "C" },
       execArgv: buildChildArgs(probe.getRunnerPath(), 32 * 1024 * 1024).slice(0, -1),
     });
@@ -117,11 +149,12 @@ describe("SpawnEngine", () => {
     const { spawner, children } = recordingSpawner();
     const spawnEngine = engine({ spawner, preStart: false });
     const result = await spawnEngine.execute("while(true){}", {}, { timeout: 200 });
-    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+    expect(settled(result)).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.TIMEOUT,
       error:
-        "Execution timed out after 200 ms; the child process was killed with SIGKILL. Raise timeout or shorten the work (SANDBOX_TIMEOUT)",
+        "Execution timed out after 200 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+      logs: [],
     });
     expect(children).toHaveLength(1);
     const child = children[0] as ChildProcess;
@@ -131,41 +164,51 @@ describe("SpawnEngine", () => {
       signalCode: "SIGKILL",
     });
     const after = await spawnEngine.execute("1 + 1");
-    expect({ success: after.success, result: after.result }).toEqual({ success: true, result: 2 });
+    expect(settled(after)).toStrictEqual({ success: true, result: 2, logs: [] });
   });
 
   it("end-to-end runner pipeline returns 1+1", async () => {
     const runnerPath = engine({ preStart: false }).getRunnerPath();
-    const child = spawn(process.execPath, buildChildArgs(runnerPath, 64 * 1024 * 1024), {
-      stdio: ["pipe", "ignore", "pipe", "pipe"],
-      env: {},
-    });
-    const chunks: Buffer[] = [];
-    (child.stdio[3] as Readable).on("data", (chunk: Buffer) => chunks.push(chunk));
-    child.stderr?.resume();
-    child.stdin?.end(JSON.stringify({ code: "1 + 1", context: {}, modules: [], maxOutputSize: 1024 }));
-    const [code] = await once(child, "close");
-    const frames = Buffer.concat(chunks)
-      .toString("utf8")
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line) as unknown);
-    expect({ code, frames }).toEqual({
+    const built = buildExecutionRequest(
+      "1 + 1",
+      undefined,
+      undefined,
+      parseEngineLimits(),
+      new ModuleRegistry(),
+    );
+    if (!built.ok) throw new Error(built.result.error);
+    expect(await runnerFrames(runnerPath, `${JSON.stringify(built.request)}\n`)).toStrictEqual({
       code: 0,
       frames: [
         { type: "start" },
-        { type: "result", success: true, result: 2, memoryUsed: expect.any(Number) },
+        { type: "done", outcome: { kind: "value", text: "2" }, memoryUsed: expect.any(Number) },
       ],
     });
   });
 
-  it("keeps console output off the result channel: a guest printing a fake envelope cannot change the result", async () => {
+  it("the runner answers a malformed request with a fault done frame, which the engine reports as SANDBOX_SPAWN_FAILED", async () => {
+    const runnerPath = engine({ preStart: false }).getRunnerPath();
+    expect(await runnerFrames(runnerPath, '{"code":1}\n')).toStrictEqual({
+      code: 0,
+      frames: [
+        {
+          type: "done",
+          outcome: {
+            kind: "fault",
+            message: "The runner refused the request: request.code: must be a string",
+          },
+        },
+      ],
+    });
+  });
+
+  it("keeps console output off the result channel: a guest printing a fake done frame cannot change the result", async () => {
     const spawnEngine = engine();
-    const fake = '{"type":"result","success":true,"result":"forged","memoryUsed":0}';
+    const fake = '{"type":"done","outcome":{"kind":"value","text":"\\"forged\\""},"memoryUsed":0}';
     const result = await spawnEngine.execute(
       `console.log(${JSON.stringify(fake)}); console.log("\\n" + ${JSON.stringify(fake)} + "\\n"); "genuine"`,
     );
-    expect({ success: result.success, result: result.result, logs: result.logs }).toEqual({
+    expect(settled(result)).toStrictEqual({
       success: true,
       result: "genuine",
       logs: [
@@ -205,22 +248,26 @@ describe("SpawnEngine", () => {
     const result = await spawnEngine.execute(
       "const hoard = []; for (;;) hoard.push(new Array(1e5).fill(hoard.length));",
     );
-    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+    expect(result).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
+      error: `Execution exceeded its memory limit of ${16 * 1024 * 1024} bytes (SANDBOX_MEMORY_EXCEEDED)`,
+      logs: [],
+      duration: expect.any(Number),
     });
-    expect(result.error).toContain("memory limit of 16 MiB");
     const after = await spawnEngine.execute("'alive'");
     expect(after.result).toBe("alive");
   });
 
   it("reports a missing Node binary as SANDBOX_SPAWN_FAILED", async () => {
     const result = await engine({ execPath: "/nonexistent/node", preStart: false }).execute("1");
-    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+    expect(settled(result)).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.SPAWN_FAILED,
+      error:
+        "Could not run the child process /nonexistent/node: spawn /nonexistent/node ENOENT. Check execPath and runnerPath (SANDBOX_SPAWN_FAILED)",
+      logs: [],
     });
-    expect(result.error).toContain("ENOENT");
   });
 
   it("reports a spawner that throws as SANDBOX_SPAWN_FAILED", async () => {
@@ -230,20 +277,22 @@ describe("SpawnEngine", () => {
         throw new Error("EAGAIN: too many processes");
       },
     }).execute("1");
-    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+    expect(settled(result)).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.SPAWN_FAILED,
+      error: `Could not start the child process ${process.execPath}: EAGAIN: too many processes. Check execPath and the spawner (SANDBOX_SPAWN_FAILED)`,
+      logs: [],
     });
-    expect(result.error).toContain("EAGAIN: too many processes");
   });
 
   it("reports a child that dies without a result as SANDBOX_SPAWN_FAILED, quoting its stderr", async () => {
     const result = await engine({ runnerPath: fixture("crash-runner.mjs"), preStart: false }).execute("1");
-    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+    expect(settled(result)).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.SPAWN_FAILED,
       error:
         "The child process exited with code 3 before sending a result. Child stderr: crash-runner: deliberate failure (SANDBOX_SPAWN_FAILED)",
+      logs: [],
     });
   });
 
@@ -254,11 +303,13 @@ describe("SpawnEngine", () => {
       spawner,
       preStart: false,
     }).execute("1");
-    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+    expect(settled(result)).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.SPAWN_FAILED,
+      error:
+        "The child process broke the protocol (the runner wrote a line that is not JSON); it was killed (SANDBOX_SPAWN_FAILED)",
+      logs: [],
     });
-    expect(result.error).toContain("the runner wrote a line that is not JSON");
     await exited(children[0] as ChildProcess);
     expect(children[0]?.signalCode).toBe("SIGKILL");
   });
@@ -266,11 +317,12 @@ describe("SpawnEngine", () => {
   it("reports a child that never starts the code within startTimeout as SANDBOX_SPAWN_FAILED (fake child)", async () => {
     const fake = new FakeChild();
     const result = await engine({ spawner: () => fake, preStart: false, startTimeout: 50 }).execute("1");
-    expect({ success: result.success, errorCode: result.errorCode, error: result.error }).toEqual({
+    expect(settled(result)).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.SPAWN_FAILED,
       error:
         "The child process did not start the code within 50 ms (startTimeout); the machine may be overloaded (SANDBOX_SPAWN_FAILED)",
+      logs: [],
     });
     expect(fake.kills).toEqual(["SIGKILL"]);
     await fake.exit(null, "SIGKILL");
@@ -311,13 +363,19 @@ describe("SpawnEngine", () => {
       true,
     ]);
     expect([children[0]?.signalCode, children[2]?.signalCode]).toEqual(["SIGKILL", "SIGKILL"]);
-    const result = await running;
-    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+    expect(settled(await running)).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.ENGINE_DISPOSED,
+      error: "SpawnEngine was destroyed while the code ran (SANDBOX_ENGINE_DISPOSED)",
+      logs: [],
     });
-    const later = await spawnEngine.execute("1");
-    expect(later.errorCode).toBe(SANDBOX_CODES.ENGINE_DISPOSED);
+    expect(await spawnEngine.execute("1")).toStrictEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.ENGINE_DISPOSED,
+      error: "SpawnEngine was destroyed; create a new SpawnEngine to run code (SANDBOX_ENGINE_DISPOSED)",
+      logs: [],
+      duration: 0,
+    });
     expect(children).toHaveLength(3);
   });
 
@@ -330,46 +388,70 @@ describe("SpawnEngine", () => {
     for (const child of children) expect(child.exitCode !== null || child.signalCode !== null).toBe(true);
   });
 
-  it("fails a context JSON cannot carry with SANDBOX_ENGINE_FAILED", async () => {
+  it("copies context and module exports in through the codec: BigInt, Date, Map, undefined and cycles cross", async () => {
     const spawnEngine = engine({ preStart: false });
-    const cyclic: Record<string, unknown> = {};
+    const cyclic: Record<string, unknown> = { n: 1 };
     cyclic.self = cyclic;
-    const results = await Promise.all([
-      spawnEngine.execute("1", { fn: () => 1 }),
-      spawnEngine.execute("1", { big: 1n }),
-      spawnEngine.execute("1", { cyclic }),
-    ]);
-    expect(results.map((r) => ({ errorCode: r.errorCode, error: r.error }))).toEqual([
-      {
-        errorCode: SANDBOX_CODES.ENGINE_FAILED,
-        error:
-          'context is not transferable into the child process (values must be JSON data): function at key "fn" (SANDBOX_ENGINE_FAILED)',
-      },
-      {
-        errorCode: SANDBOX_CODES.ENGINE_FAILED,
-        error:
-          'context is not transferable into the child process (values must be JSON data): bigint at key "big" (SANDBOX_ENGINE_FAILED)',
-      },
-      {
-        errorCode: SANDBOX_CODES.ENGINE_FAILED,
-        error:
-          "context is not transferable into the child process (values must be JSON data): cyclic (SANDBOX_ENGINE_FAILED)",
-      },
-    ]);
+    spawnEngine.registerModule({ name: "table", exports: new Map([["k", new Date(2)]]) });
+    const result = await spawnEngine.execute(
+      "[typeof big, big + 1n, cyclic.self === cyclic, nothing === undefined, 'nothing' in globalThis, table.get('k').getTime()]",
+      { big: 1n, cyclic, nothing: undefined },
+    );
+    expect(settled(result)).toStrictEqual({
+      success: true,
+      result: ["bigint", 2n, true, true, true, 2],
+      logs: [],
+    });
   });
 
-  it("rejects malformed options, config and modules with their codes", async () => {
-    const spawnEngine = engine({ preStart: false });
-    await expect(spawnEngine.execute("1", {}, { timeout: -1 })).rejects.toMatchObject({
-      code: SANDBOX_CODES.INVALID_OPTIONS,
-    });
-    await expect(spawnEngine.execute("1", [] as unknown as Record<string, unknown>)).rejects.toMatchObject({
-      code: SANDBOX_CODES.INVALID_OPTIONS,
-    });
+  it("resolves malformed arguments as SANDBOX_INVALID_OPTIONS without starting a child; throws for bad config and modules", async () => {
+    const { spawner, children } = recordingSpawner();
+    const spawnEngine = engine({ spawner, preStart: false });
+    const results = await Promise.all([
+      spawnEngine.execute("1", {}, { timeout: -1 }),
+      spawnEngine.execute("1", [] as unknown as Record<string, unknown>),
+      spawnEngine.execute("1", { fn: () => 1 }),
+      spawnEngine.execute(42 as unknown as string),
+    ]);
+    expect(results.map(settled)).toStrictEqual([
+      {
+        success: false,
+        errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+        error:
+          "Invalid execution options: options.timeout: Too small: expected number to be >0 (got -1) (SANDBOX_INVALID_OPTIONS)",
+        logs: [],
+      },
+      {
+        success: false,
+        errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+        error: "context: must be a plain object of values to copy in as globals (SANDBOX_INVALID_OPTIONS)",
+        logs: [],
+      },
+      {
+        success: false,
+        errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+        error:
+          "context.fn: a function cannot be copied into the sandbox; pass plain data (SANDBOX_INVALID_OPTIONS)",
+        logs: [],
+      },
+      {
+        success: false,
+        errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+        error: "code: must be a string (got number) (SANDBOX_INVALID_OPTIONS)",
+        logs: [],
+      },
+    ]);
+    expect(children).toHaveLength(0);
     expect(() => spawnEngine.registerModule({ name: "f", exports: { run: () => 1 } })).toThrow(
       new SandboxError(
         SANDBOX_CODES.INVALID_MODULE,
-        'Invalid module f: exports must be JSON data to cross into the child process (function at key "run")',
+        "module f: module f exports.run is function; module exports must be plain data",
+      ),
+    );
+    expect(() => spawnEngine.registerModule({ name: "g", source: "module.exports = (" })).toThrow(
+      new SandboxError(
+        SANDBOX_CODES.INVALID_MODULE,
+        "module g: does not compile: SyntaxError: Unexpected token '}'",
       ),
     );
     expect(() => new SpawnEngine({ timeout: 0 })).toThrow(SandboxError);
@@ -379,5 +461,25 @@ describe("SpawnEngine", () => {
     expect(() => new SpawnEngine({ runnerPath: "/nonexistent/runner.js" })).toThrow(
       "Invalid SpawnEngine option runnerPath: does not exist (/nonexistent/runner.js) (SANDBOX_INVALID_CONFIG)",
     );
+  });
+
+  it("keeps running when onLog throws, and delivers every line to it and to the result", async () => {
+    const seen: LogEntry[] = [];
+    const result = await engine().execute(
+      "console.log('a'); console.warn({ b: [1] }); 'done'",
+      {},
+      {
+        onLog: (entry) => {
+          seen.push(entry);
+          throw new Error("host callback failed");
+        },
+      },
+    );
+    const logs = [
+      { level: "log", message: "a" },
+      { level: "warn", message: "{ b: [ 1 ] }" },
+    ];
+    expect(settled(result)).toStrictEqual({ success: true, result: "done", logs });
+    expect(seen).toStrictEqual(logs);
   });
 });

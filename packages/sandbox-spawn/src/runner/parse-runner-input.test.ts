@@ -1,0 +1,61 @@
+import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import { buildExecutionRequest, type ExecutionRequest, ModuleRegistry } from "@suaveplan/sandbox-guest";
+import { describe, expect, it } from "vitest";
+import { parseRunnerInput } from "./parse-runner-input.js";
+
+function built(code: string): ExecutionRequest {
+  const modules = new ModuleRegistry();
+  modules.register({ name: "lib", exports: { b: new Date(1) } });
+  modules.register({ name: "twice", source: "module.exports = (n) => n * 2;" });
+  const result = buildExecutionRequest(code, { a: 1n }, { timeout: 900 }, parseEngineLimits(), modules);
+  if (!result.ok) throw new Error(result.result.error);
+  return result.request;
+}
+
+describe("parseRunnerInput", () => {
+  it("reads back exactly the request the engine built, top-level await shift included", () => {
+    for (const code of ["a + lib.b + twice(2)", "await null; a"]) {
+      const request = built(code);
+      expect(parseRunnerInput(JSON.stringify(request))).toStrictEqual(JSON.parse(JSON.stringify(request)));
+    }
+    expect(built("await null; a").shift).toBeDefined();
+  });
+
+  it("keeps only the known fields", () => {
+    const request = { ...built("1"), tools: ["echo"], extra: "dropped" };
+    expect(parseRunnerInput(JSON.stringify(request))).toStrictEqual(
+      JSON.parse(JSON.stringify({ ...built("1"), tools: ["echo"] })),
+    );
+  });
+
+  it("names the first bad field", () => {
+    const base = JSON.parse(JSON.stringify(built("1"))) as Record<string, unknown>;
+    const cases: Array<[unknown, string]> = [
+      ["nope", "request: stdin is not one JSON object"],
+      [[], "request: stdin is not one JSON object"],
+      [{ ...base, code: 1 }, "request.code: must be a string"],
+      [{ ...base, contextText: null }, "request.contextText: must be a string"],
+      [{ ...base, sourceModules: {} }, "request.sourceModules: must be an array"],
+      [
+        { ...base, sourceModules: [{ name: "a-b", source: "" }] },
+        "request.sourceModules[0].name: must be a JavaScript identifier",
+      ],
+      [
+        { ...base, sourceModules: [{ name: "a", source: 1 }] },
+        "request.sourceModules[0].source: must be a string",
+      ],
+      [{ ...base, maxOutputSize: 0 }, "request.maxOutputSize: must be a positive integer"],
+      [{ ...base, timeoutMs: 1.5 }, "request.timeoutMs: must be a positive integer"],
+      [{ ...base, timeoutMs: 2 ** 31 }, "request.timeoutMs: must be at most 2147483647 (ms)"],
+      [
+        { ...base, shift: { prefix: 1, line: 0, column: -1, length: 0 } },
+        "request.shift.column: must be a non-negative integer",
+      ],
+      [{ ...base, tools: [1] }, "request.tools: must be an array of strings"],
+    ];
+    for (const [value, message] of cases) {
+      const text = typeof value === "string" ? value : JSON.stringify(value);
+      expect(() => parseRunnerInput(text)).toThrow(new Error(message));
+    }
+  });
+});

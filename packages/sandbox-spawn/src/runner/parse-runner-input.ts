@@ -1,0 +1,84 @@
+import { MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
+import type { ExecutionRequest } from "@suaveplan/sandbox-guest";
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const LIMITS = [
+  "timeoutMs",
+  "maxOutputSize",
+  "maxLogLines",
+  "maxTimers",
+  "maxTimerCreations",
+  "maxResultBytes",
+  "maxCallBytes",
+] as const;
+const SHIFT_FIELDS = ["prefix", "line", "column", "length"] as const;
+
+/**
+ * Read the `ExecutionRequest` the runner got on stdin, keeping only its known
+ * fields. Throws a plain `Error` naming the first bad field; the runner
+ * reports it as a `fault`, so the host sees `SANDBOX_SPAWN_FAILED`.
+ */
+export function parseRunnerInput(text: string): ExecutionRequest {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new Error("request: stdin is not one JSON object");
+  }
+  if (!isRecord(raw)) throw new Error("request: stdin is not one JSON object");
+  for (const field of ["code", "contextText", "modulesText"] as const) {
+    if (typeof raw[field] !== "string") throw new Error(`request.${field}: must be a string`);
+  }
+  const request = {
+    code: raw.code,
+    contextText: raw.contextText,
+    modulesText: raw.modulesText,
+    sourceModules: sourceModulesOf(raw.sourceModules),
+  } as ExecutionRequest;
+  for (const field of LIMITS) {
+    const value = raw[field];
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+      throw new Error(`request.${field}: must be a positive integer`);
+    }
+    request[field] = value;
+  }
+  if (request.timeoutMs > MAX_TIMER_MS)
+    throw new Error(`request.timeoutMs: must be at most ${MAX_TIMER_MS} (ms)`);
+  if (raw.shift !== undefined) request.shift = shiftOf(raw.shift);
+  if (raw.tools !== undefined) {
+    if (!Array.isArray(raw.tools) || !raw.tools.every((name) => typeof name === "string")) {
+      throw new Error("request.tools: must be an array of strings");
+    }
+    request.tools = [...raw.tools];
+  }
+  return request;
+}
+
+function sourceModulesOf(value: unknown): ExecutionRequest["sourceModules"] {
+  if (!Array.isArray(value)) throw new Error("request.sourceModules: must be an array");
+  return value.map((module: unknown, index) => {
+    if (!isRecord(module) || typeof module.name !== "string" || !IDENTIFIER.test(module.name)) {
+      throw new Error(`request.sourceModules[${index}].name: must be a JavaScript identifier`);
+    }
+    if (typeof module.source !== "string")
+      throw new Error(`request.sourceModules[${index}].source: must be a string`);
+    return { name: module.name, source: module.source };
+  });
+}
+
+function shiftOf(value: unknown): NonNullable<ExecutionRequest["shift"]> {
+  if (!isRecord(value)) throw new Error("request.shift: must be an object");
+  const shift = { prefix: 0, line: 0, column: 0, length: 0 };
+  for (const field of SHIFT_FIELDS) {
+    const n = value[field];
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
+      throw new Error(`request.shift.${field}: must be a non-negative integer`);
+    }
+    shift[field] = n;
+  }
+  return shift;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
