@@ -2,7 +2,7 @@ import type { ExecutionRequest } from "@suaveplan/sandbox-guest";
 import { createFdSink } from "./fd-sink.js";
 import { parseRunnerInput } from "./parse-runner-input.js";
 import { PROTOCOL_FD } from "./protocol.js";
-import { runRequest, warmUp } from "./run-request.js";
+import { prepareRealm, runRequest, warmUp } from "./run-request.js";
 
 /**
  * The child's main: warm up, read one request from stdin, run it with its
@@ -11,6 +11,8 @@ import { runRequest, warmUp } from "./run-request.js";
  */
 export async function main(): Promise<void> {
   await warmUp();
+  // Made while the child waits: the request's context costs nothing on the caller's path.
+  const prepared = prepareRealm();
   const text = await readRequest();
   if (text.trim() === "") process.exit(0);
   const sink = createFdSink(PROTOCOL_FD);
@@ -22,7 +24,7 @@ export async function main(): Promise<void> {
     sink.write({ type: "done", outcome: { kind: "fault", message }, memoryUsed: undefined });
     process.exit(0);
   }
-  await runRequest(request, sink);
+  await runRequest(request, sink, prepared);
   process.exit(0);
 }
 

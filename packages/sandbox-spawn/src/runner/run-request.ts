@@ -1,5 +1,12 @@
 import { MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
-import { type ExecutionRequest, startVmExecution } from "@suaveplan/sandbox-guest";
+import {
+  DEFAULT_MAX_TIMERS,
+  type ExecutionRequest,
+  type PreparedVmRealm,
+  prepareVmRealm,
+  startVmExecution,
+  TIMER_CREATIONS_PER_PENDING,
+} from "@suaveplan/sandbox-guest";
 import type { FrameSink } from "./fd-sink.js";
 import { SELF_DEADLINE_GRACE_MS } from "./protocol.js";
 
@@ -13,11 +20,15 @@ import { SELF_DEADLINE_GRACE_MS } from "./protocol.js";
  * {@link SELF_DEADLINE_GRACE_MS} later, for a child whose host died (its
  * `done` frame still names the request's `timeoutMs`).
  */
-export async function runRequest(request: ExecutionRequest, sink: FrameSink): Promise<void> {
+export async function runRequest(
+  request: ExecutionRequest,
+  sink: FrameSink,
+  prepared?: PreparedVmRealm,
+): Promise<void> {
   sink.write({ type: "start" });
   const driver = startVmExecution(
     { ...request, timeoutMs: Math.min(request.timeoutMs + SELF_DEADLINE_GRACE_MS, MAX_TIMER_MS) },
-    { onLog: (entry) => sink.write({ type: "log", level: entry.level, message: entry.message }) },
+    { onLog: (entry) => sink.write({ type: "log", level: entry.level, message: entry.message }), prepared },
   );
   const { outcome, memoryUsed } = await driver.result;
   sink.write({
@@ -51,4 +62,12 @@ export async function warmUp(): Promise<void> {
     },
     discard,
   );
+}
+
+/** The request's fresh context with the kernel installed, made while the child waits (single-use). */
+export function prepareRealm(): PreparedVmRealm {
+  return prepareVmRealm({
+    maxTimers: DEFAULT_MAX_TIMERS,
+    maxTimerCreations: DEFAULT_MAX_TIMERS * TIMER_CREATIONS_PER_PENDING,
+  });
 }
