@@ -1,1 +1,6 @@
-export { WORKER_STARTUP_TIMEOUT_MS, WorkerEngine, type WorkerEngineOptions } from "./worker-engine/index.js";
+export {
+  WORKER_CAPABILITIES,
+  WORKER_STARTUP_TIMEOUT_MS,
+  WorkerEngine,
+  type WorkerEngineOptions,
+} from "./worker-engine/index.js";

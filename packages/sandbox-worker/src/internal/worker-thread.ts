@@ -1,0 +1,76 @@
+import { Worker } from "node:worker_threads";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import type { DriverEvent } from "@suaveplan/sandbox-guest";
+import { resourceLimitsFor } from "./resource-limits.js";
+import { workerEntrySource } from "./worker-entry-source.js";
+import type { WorkerMessage } from "./worker-message.js";
+
+/** Who hears a worker's events: the execution that owns it, if any. */
+export interface ThreadListener {
+  /** The worker has booted and waits for its request. */
+  onReady(): void;
+  /** A driver event (`log`, `done`) from the worker. */
+  onEvent(event: DriverEvent): void;
+  /** The worker died (`ERR_WORKER_OUT_OF_MEMORY`, an uncaught error). */
+  onError(error: Error): void;
+  /** The worker exited. */
+  onExit(exitCode: number): void;
+}
+
+/** One single-use worker thread running the built worker entry. */
+export interface WorkerThread {
+  readonly worker: Worker;
+  /** The heap budget the worker was started with, in bytes. */
+  readonly memoryLimit: number;
+  /** True once the entry posted `ready`. */
+  ready: boolean;
+  exited: boolean;
+  listener: ThreadListener | undefined;
+}
+
+/**
+ * Start a worker on the built entry with V8 `resourceLimits` for
+ * `memoryLimit` (bytes), no environment, no argv and its stdio discarded.
+ * `source` replaces the entry only in tests, for worker behaviour no guest
+ * can cause (a worker that dies or never reports).
+ * @throws SandboxError `SANDBOX_WORKER_FAILED` when the built entry is missing.
+ */
+export function startWorkerThread(
+  memoryLimit: number,
+  onExit: (thread: WorkerThread) => void,
+  source: string | undefined = workerEntrySource(),
+): WorkerThread {
+  if (source === undefined) {
+    throw new SandboxError(
+      SANDBOX_CODES.WORKER_FAILED,
+      "the worker entry (worker-entry.cjs) is missing from the package's dist/; run `pnpm build` in @suaveplan/sandbox-worker",
+    );
+  }
+  const worker = new Worker(source, {
+    eval: true,
+    resourceLimits: resourceLimitsFor(memoryLimit),
+    // Defence in depth: with it, node:vm honours the realm's import() refusal (a guest-realm
+    // TypeError); the shared runtime refuses `import` before running code anyway.
+    execArgv: ["--experimental-vm-modules"],
+    argv: [],
+    env: {},
+    stdout: true,
+    stderr: true,
+  });
+  worker.stdout.resume();
+  worker.stderr.resume();
+  const thread: WorkerThread = { worker, memoryLimit, ready: false, exited: false, listener: undefined };
+  worker.on("message", (message: WorkerMessage) => {
+    if (message?.type === "ready") {
+      thread.ready = true;
+      thread.listener?.onReady();
+    } else thread.listener?.onEvent(message);
+  });
+  worker.on("error", (error) => thread.listener?.onError(error));
+  worker.on("exit", (exitCode) => {
+    thread.exited = true;
+    onExit(thread);
+    thread.listener?.onExit(exitCode);
+  });
+  return thread;
+}
