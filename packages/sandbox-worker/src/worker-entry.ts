@@ -8,7 +8,14 @@
  * The host terminates the worker afterwards; workers are never reused.
  */
 import { parentPort } from "node:worker_threads";
-import { type ExecutionRequest, startVmExecution } from "@suaveplan/sandbox-guest";
+import {
+  DEFAULT_MAX_TIMERS,
+  type ExecutionRequest,
+  type PreparedVmRealm,
+  prepareVmRealm,
+  startVmExecution,
+  TIMER_CREATIONS_PER_PENDING,
+} from "@suaveplan/sandbox-guest";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
 import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
 import type { WorkerMessage } from "./internal/worker-message.js";
@@ -27,14 +34,24 @@ function post(message: WorkerMessage): void {
 }
 
 let started = false;
+/** The request's fresh context with the kernel installed, made while the worker waits (single-use). */
+let prepared: PreparedVmRealm | undefined;
 // `on`, not `once`: the listening port keeps the worker alive until the host terminates it.
 port.on("message", (request: ExecutionRequest) => {
   if (started) return;
   started = true;
   const driver = startVmExecution(request, {
     onLog: (entry) => post({ type: "log", level: entry.level, message: entry.message }),
+    prepared,
   });
+  prepared = undefined;
   void driver.result.then(({ outcome, memoryUsed }) => post({ type: "done", outcome, memoryUsed }));
 });
 // Compile and exercise the kernel off the caller's path, then ask for the request.
-void startVmExecution(WARM_UP_REQUEST).result.then(() => post({ type: "ready" }));
+void startVmExecution(WARM_UP_REQUEST).result.then(() => {
+  prepared = prepareVmRealm({
+    maxTimers: DEFAULT_MAX_TIMERS,
+    maxTimerCreations: DEFAULT_MAX_TIMERS * TIMER_CREATIONS_PER_PENDING,
+  });
+  post({ type: "ready" });
+});

@@ -114,6 +114,9 @@ export function installCodec(kit: KernelKit): void {
   const ArrayBufferCtor = ArrayBuffer;
   const Uint8ArrayCtor = Uint8Array;
   const Int16ArrayCtor = Int16Array;
+  const Uint16ArrayCtor = Uint16Array;
+  const fromCharCode = String.fromCharCode;
+  const mathMin = Math.min;
   const DataViewCtor = DataView;
   const bindCall = (fn: unknown): Uncurried =>
     apply(Function.prototype.bind, Function.prototype.call, [fn]) as Uncurried;
@@ -131,6 +134,8 @@ export function installCodec(kit: KernelKit): void {
       return false;
     }
   };
+  const arrayJoin = bindCall(Array.prototype.join);
+  const typedSubarray = bindCall(Uint16Array.prototype.subarray);
   /** A fresh array with no prototype: writing to it can never reach an inherited setter. */
   const list = <T>(): T[] => setPrototypeOf([], null) as T[];
 
@@ -282,8 +287,13 @@ export function installCodec(kit: KernelKit): void {
   const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const base64Index = new Int16ArrayCtor(128).fill(-1);
   for (let i = 0; i < 64; i++) base64Index[charCodeAt(BASE64, i)] = i;
-  /** Two base64 characters for every 12 bits, built on first use. */
-  let base64Pairs: string[] | undefined;
+  /** The character code of each base64 digit. */
+  const base64Codes64 = new Uint16ArrayCtor(64);
+  for (let i = 0; i < 64; i++) base64Codes64[i] = charCodeAt(BASE64, i);
+  /** A reusable buffer of character codes, made on first use. */
+  let base64Codes: Uint16Array | undefined;
+  /** Pieces of encoded text are gathered into flat chunks of about this many code units. */
+  const CHUNK = 16384;
   const empty = new Uint8ArrayCtor(0);
 
   const REFUSED = freeze(setPrototypeOf({}, null));
@@ -386,26 +396,43 @@ export function installCodec(kit: KernelKit): void {
     return literal !== undefined && literal.length <= 40 ? `.get(${literal})` : `.values()[${index}]`;
   };
 
+  /** Base64 of the first `n` bytes, written 6 KiB at a time into a small code buffer (flat, no rope). */
   const toBase64 = (bytes: Uint8Array, n: number): string => {
-    let pairs = base64Pairs;
-    if (pairs === undefined) {
-      pairs = list<string>();
-      for (let i = 0; i < 4096; i++) pairs[i] = (BASE64[i >> 6] as string) + (BASE64[i & 63] as string);
-      base64Pairs = pairs;
+    let codes = base64Codes;
+    if (codes === undefined) {
+      codes = new Uint16ArrayCtor(8192);
+      base64Codes = codes;
     }
-    let encoded = "";
+    const parts = list<string>();
     let i = 0;
-    for (; i + 2 < n; i += 3) {
-      const x = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
-      encoded += (pairs[x >>> 12] as string) + (pairs[x & 4095] as string);
+    while (i < n) {
+      const end = mathMin(n, i + 6144);
+      let c = 0;
+      for (; i + 2 < end; i += 3) {
+        const x = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
+        codes[c++] = base64Codes64[x >>> 18] as number;
+        codes[c++] = base64Codes64[(x >>> 12) & 63] as number;
+        codes[c++] = base64Codes64[(x >>> 6) & 63] as number;
+        codes[c++] = base64Codes64[x & 63] as number;
+      }
+      if (end === n && n - i === 1) {
+        const x = (bytes[i] as number) << 16;
+        codes[c++] = base64Codes64[x >>> 18] as number;
+        codes[c++] = base64Codes64[(x >>> 12) & 63] as number;
+        codes[c++] = 61;
+        codes[c++] = 61;
+        i = n;
+      } else if (end === n && n - i === 2) {
+        const x = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8);
+        codes[c++] = base64Codes64[x >>> 18] as number;
+        codes[c++] = base64Codes64[(x >>> 12) & 63] as number;
+        codes[c++] = base64Codes64[(x >>> 6) & 63] as number;
+        codes[c++] = 61;
+        i = n;
+      }
+      parts[parts.length] = apply(fromCharCode, undefined, typedSubarray(codes, 0, c) as Uint16Array) as string;
     }
-    if (n - i === 1) {
-      encoded += `${pairs[(bytes[i] as number) << 4]}==`;
-    } else if (n - i === 2) {
-      const x = ((bytes[i] as number) << 8) | (bytes[i + 1] as number);
-      encoded += `${pairs[x >>> 4]}${BASE64[(x & 15) << 2]}=`;
-    }
-    return encoded;
+    return parts.length === 1 ? (parts[0] as string) : (arrayJoin(parts, "") as string);
   };
 
   // ---- encode -----------------------------------------------------------------------------
@@ -416,11 +443,25 @@ export function installCodec(kit: KernelKit): void {
     /** The most UTF-16 code units the text may hold. */
     const limit = maxBytes / 2;
     const seen = new MapCtor<object, number>();
+    // The text is written in flat chunks: appending small pieces to one string would build a rope
+    // of millions of nodes (many times the text's size); each chunk is flattened once and kept.
     let out = "";
+    let written = 0;
+    const chunks = list<string>();
     let count = 0;
     let what = "";
     /** Path segments, innermost first; filled only while a refusal unwinds. */
     const segments = list<string>();
+
+    const put = (piece: string): void => {
+      out += piece;
+      if (out.length > CHUNK) {
+        charCodeAt(out, 0); // flattens the rope in place
+        chunks[chunks.length] = out;
+        written += out.length;
+        out = "";
+      }
+    };
 
     const refuse = (reason: string): never => {
       what = reason;
@@ -437,28 +478,28 @@ export function installCodec(kit: KernelKit): void {
     };
 
     const string = (s: string): void => {
-      if (out.length + s.length + 2 > limit) refuseSize();
-      out += quote(s);
+      if ((written + out.length) + s.length + 2 > limit) refuseSize();
+      put(quote(s));
     };
 
     const bigint = (b: bigint): void => {
       const magnitude = b < 0n ? -b : b;
       if (magnitude > BIG_SMALL) {
         // Refuse before writing digits that cannot fit: b >= 2^bits implies more digits than room.
-        const room = limit - out.length;
+        const room = limit - (written + out.length);
         if (room < 0) refuseSize();
         if (room < 4e8) {
           const bits = mathCeil((room + 2) / 0.30102999) + 2;
           if (asUintN(bits, magnitude) !== magnitude) refuseSize();
         }
       }
-      out += `["b","${b}"]`;
+      put(`["b","${b}"]`);
     };
 
     const bytes = (tag: string, buffer: unknown, offset: number, length: number): void => {
-      if (out.length + tag.length + mathCeil(length / 3) * 4 + 4 > limit) refuseSize();
+      if ((written + out.length) + tag.length + mathCeil(length / 3) * 4 + 4 > limit) refuseSize();
       const view = length === 0 ? empty : new Uint8ArrayCtor(buffer as ArrayBuffer, offset, length);
-      out += `${tag}"${toBase64(view, length)}"]`;
+      put(`${tag}"${toBase64(view, length)}"]`);
     };
 
     const view = (o: object): void => {
@@ -483,22 +524,22 @@ export function installCodec(kit: KernelKit): void {
       if (typeof length !== "number" || !(length >= 0 && length <= 4294967295) || !isInteger(length))
         refuse("array with an invalid length");
       remember(o);
-      out += '["a",[';
+      put('["a",[');
       for (let i = 0; i < length; i++) {
-        if (i > 0) out += ",";
+        if (i > 0) put(",");
         try {
           if (hasOwn(o, i)) {
             node(o[i], depth + 1);
           } else {
-            out += '["h"]';
-            if (out.length > limit) refuseSize();
+            put('["h"]');
+            if ((written + out.length) > limit) refuseSize();
           }
         } catch (error) {
           step(error, `[${i}]`);
           throw error;
         }
       }
-      out += "]]";
+      put("]]");
     };
 
     /**
@@ -521,11 +562,11 @@ export function installCodec(kit: KernelKit): void {
             : descriptor.get === undefined
               ? undefined
               : apply(descriptor.get, o, []);
-          if (out.length + key.length + 4 > limit) refuseSize();
-          out += `${first ? "[" : ",["}${quote(key)},`;
+          if ((written + out.length) + key.length + 4 > limit) refuseSize();
+          put(`${first ? "[" : ",["}${quote(key)},`);
           first = false;
           node(entry, depth + 1);
-          out += "]";
+          put("]");
         } catch (caught) {
           step(caught, propertySegment(key));
           throw caught;
@@ -541,52 +582,52 @@ export function installCodec(kit: KernelKit): void {
       const message = fields.message;
       // The host's own stacks carry host paths and frames: they never cross into a guest.
       const stack = kit.withoutStacks === true ? "" : fields.stack;
-      out += '["E",';
+      put('["E",');
       string(typeof name === "string" ? name : text(name));
-      out += ",";
+      put(",");
       string(typeof message === "string" ? message : text(message));
-      out += ",";
+      put(",");
       string(typeof stack === "string" ? stack : "");
-      out += ",[";
+      put(",[");
       properties(o, depth, true);
-      out += "]]";
+      put("]]");
     };
 
     const map = (o: object, depth: number): void => {
       remember(o);
-      out += '["M",[';
+      put('["M",[');
       const iterator = mapEntries(o);
       for (let i = 0; ; i++) {
         const result = mapIteratorNext(iterator);
         if (result.done === true) break;
         const key = result.value[0];
-        out += i === 0 ? "[" : ",[";
+        put(i === 0 ? "[" : ",[");
         try {
           node(key, depth + 1);
         } catch (caught) {
           step(caught, `.keys()[${i}]`);
           throw caught;
         }
-        out += ",";
+        put(",");
         try {
           node(result.value[1], depth + 1);
         } catch (caught) {
           step(caught, mapValueSegment(key, i));
           throw caught;
         }
-        out += "]";
+        put("]");
       }
-      out += "]]";
+      put("]]");
     };
 
     const set = (o: object, depth: number): void => {
       remember(o);
-      out += '["S",[';
+      put('["S",[');
       const iterator = setValues(o);
       for (let i = 0; ; i++) {
         const result = setIteratorNext(iterator);
         if (result.done === true) break;
-        if (i > 0) out += ",";
+        if (i > 0) put(",");
         try {
           node(result.value, depth + 1);
         } catch (caught) {
@@ -594,7 +635,7 @@ export function installCodec(kit: KernelKit): void {
           throw caught;
         }
       }
-      out += "]]";
+      put("]]");
     };
 
     const regExp = (o: object): void => {
@@ -604,9 +645,9 @@ export function installCodec(kit: KernelKit): void {
         const flag = regExpFlags[i] as [string, Uncurried];
         if (flag[1](o) === true) flags += flag[0];
       }
-      out += '["R",';
+      put('["R",');
       string(regExpSource?.(o) as string);
-      out += `,"${flags}"]`;
+      put(`,"${flags}"]`);
     };
 
     /** Write `v`, which sits inside `depth` arrays, objects, Maps, Sets and Errors. */
@@ -617,15 +658,15 @@ export function installCodec(kit: KernelKit): void {
           break;
         case "number":
           if (!numberIsFinite(v))
-            out += numberIsNaN(v) ? '["n","NaN"]' : v > 0 ? '["n","Infinity"]' : '["n","-Infinity"]';
-          else if (v === 0 && 1 / v < 0) out += '["n","-0"]';
-          else out += `${v}`;
+            put(numberIsNaN(v) ? '["n","NaN"]' : v > 0 ? '["n","Infinity"]' : '["n","-Infinity"]');
+          else if (v === 0 && 1 / v < 0) put('["n","-0"]');
+          else put(`${v}`);
           break;
         case "boolean":
-          out += v ? "true" : "false";
+          put(v ? "true" : "false");
           break;
         case "undefined":
-          out += '["u"]';
+          put('["u"]');
           break;
         case "bigint":
           bigint(v);
@@ -638,13 +679,13 @@ export function installCodec(kit: KernelKit): void {
           break;
         default: {
           if (v === null) {
-            out += "null";
+            put("null");
             break;
           }
           const o = v as object;
           const ref = mapGet(seen, o) as number | undefined;
           if (ref !== undefined) {
-            out += `["r",${ref}]`;
+            put(`["r",${ref}]`);
             break;
           }
           let isList = false;
@@ -668,9 +709,9 @@ export function installCodec(kit: KernelKit): void {
               break;
             case PLAIN:
               remember(o);
-              out += '["o",[';
+              put('["o",[');
               properties(o, depth, false);
-              out += "]]";
+              put("]]");
               break;
             case MAP:
               map(o, depth);
@@ -684,7 +725,7 @@ export function installCodec(kit: KernelKit): void {
             case DATE: {
               remember(o);
               const time = dateGetTime(o);
-              out += numberIsNaN(time) ? '["D","NaN"]' : `["D",${time}]`;
+              put(numberIsNaN(time) ? '["D","NaN"]' : `["D",${time}]`);
               break;
             }
             case REGEXP:
@@ -699,7 +740,7 @@ export function installCodec(kit: KernelKit): void {
           }
         }
       }
-      if (out.length > limit) refuseSize();
+      if ((written + out.length) > limit) refuseSize();
     };
 
     try {
@@ -712,7 +753,9 @@ export function installCodec(kit: KernelKit): void {
       weakSetAdd(issued, record);
       throw record;
     }
-    return out;
+    if (chunks.length === 0) return out;
+    chunks[chunks.length] = out;
+    return arrayJoin(chunks, "") as string;
   };
 
   kit.isNotTransferable = (value: unknown): value is NotTransferableRecord =>
