@@ -430,7 +430,11 @@ export function installCodec(kit: KernelKit): void {
         codes[c++] = 61;
         i = n;
       }
-      parts[parts.length] = apply(fromCharCode, undefined, typedSubarray(codes, 0, c) as Uint16Array) as string;
+      parts[parts.length] = apply(
+        fromCharCode,
+        undefined,
+        typedSubarray(codes, 0, c) as Uint16Array,
+      ) as string;
     }
     return parts.length === 1 ? (parts[0] as string) : (arrayJoin(parts, "") as string);
   };
@@ -478,7 +482,7 @@ export function installCodec(kit: KernelKit): void {
     };
 
     const string = (s: string): void => {
-      if ((written + out.length) + s.length + 2 > limit) refuseSize();
+      if (written + out.length + s.length + 2 > limit) refuseSize();
       put(quote(s));
     };
 
@@ -497,7 +501,7 @@ export function installCodec(kit: KernelKit): void {
     };
 
     const bytes = (tag: string, buffer: unknown, offset: number, length: number): void => {
-      if ((written + out.length) + tag.length + mathCeil(length / 3) * 4 + 4 > limit) refuseSize();
+      if (written + out.length + tag.length + mathCeil(length / 3) * 4 + 4 > limit) refuseSize();
       const view = length === 0 ? empty : new Uint8ArrayCtor(buffer as ArrayBuffer, offset, length);
       put(`${tag}"${toBase64(view, length)}"]`);
     };
@@ -532,7 +536,7 @@ export function installCodec(kit: KernelKit): void {
             node(o[i], depth + 1);
           } else {
             put('["h"]');
-            if ((written + out.length) > limit) refuseSize();
+            if (written + out.length > limit) refuseSize();
           }
         } catch (error) {
           step(error, `[${i}]`);
@@ -562,7 +566,7 @@ export function installCodec(kit: KernelKit): void {
             : descriptor.get === undefined
               ? undefined
               : apply(descriptor.get, o, []);
-          if ((written + out.length) + key.length + 4 > limit) refuseSize();
+          if (written + out.length + key.length + 4 > limit) refuseSize();
           put(`${first ? "[" : ",["}${quote(key)},`);
           first = false;
           node(entry, depth + 1);
@@ -740,7 +744,7 @@ export function installCodec(kit: KernelKit): void {
           }
         }
       }
-      if ((written + out.length) > limit) refuseSize();
+      if (written + out.length > limit) refuseSize();
     };
 
     try {

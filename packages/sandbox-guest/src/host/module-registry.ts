@@ -3,6 +3,8 @@ import { parseSandboxModule } from "@suaveplan/sandbox-core/schemas";
 import type { SandboxModule } from "@suaveplan/sandbox-core/types";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { SourceModule } from "../driver/guest-driver.js";
+import { MODULE_WRAPPER_CLOSE, MODULE_WRAPPER_OPEN } from "../kernel/kernel-source.js";
+import { compileGuestScript } from "../vm-realm/vm-realm.js";
 import { refuseDynamicImport } from "./refuse-dynamic-import.js";
 
 const codec = createHostCodec();
@@ -22,7 +24,13 @@ export class ModuleRegistry {
   private readonly entries = new Map<string, Entry>();
   private cachedText: string | undefined;
 
-  constructor(private readonly checkSource?: (name: string, source: string) => string | undefined) {}
+  /**
+   * @param checkSource - refuses source that cannot run; the default compiles it
+   * as the function body every realm wraps it in (V8's own parser).
+   */
+  constructor(
+    private readonly checkSource: (name: string, source: string) => string | undefined = compilesAsModule,
+  ) {}
 
   /**
    * Register (or replace) a module.
@@ -32,7 +40,7 @@ export class ModuleRegistry {
     const parsed = parseSandboxModule(module);
     let entry: Entry;
     if (parsed.source !== undefined) {
-      const refusal = refuseDynamicImport(parsed.source) ?? this.checkSource?.(parsed.name, parsed.source);
+      const refusal = refuseDynamicImport(parsed.source) ?? this.checkSource(parsed.name, parsed.source);
       if (refusal !== undefined) {
         throw new SandboxError(SANDBOX_CODES.INVALID_MODULE, `module ${parsed.name}: ${refusal}`);
       }
@@ -90,5 +98,15 @@ export class ModuleRegistry {
       if ("source" in entry) list.push({ name: entry.name, source: entry.source });
     }
     return list;
+  }
+}
+
+/** Why a source module does not compile as the function body realms wrap it in, or undefined. */
+function compilesAsModule(_name: string, source: string): string | undefined {
+  try {
+    compileGuestScript(`${MODULE_WRAPPER_OPEN}${source}${MODULE_WRAPPER_CLOSE}`);
+    return undefined;
+  } catch (error) {
+    return `does not compile: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
   }
 }

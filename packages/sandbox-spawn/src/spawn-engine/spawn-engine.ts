@@ -78,7 +78,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   readonly limits: Readonly<EngineLimits>;
 
   private readonly options: ResolvedSpawnOptions;
-  private readonly modules = new ModuleRegistry(checkModuleSource);
+  private readonly modules = new ModuleRegistry();
   private readonly live = new Set<LiveChild>();
   private spare: LiveChild | undefined;
   private spareMemoryLimit: number;
@@ -290,16 +290,6 @@ function disposed(): SandboxResult {
     SANDBOX_CODES.ENGINE_DISPOSED,
     "SpawnEngine was destroyed; create a new SpawnEngine to run code",
   );
-}
-
-/** A source module must compile as a function body (checked once, at registration). */
-function checkModuleSource(_name: string, source: string): string | undefined {
-  try {
-    compileGuestScript(`(function (module, exports) {${source}\n})`);
-    return undefined;
-  } catch (error) {
-    return `does not compile: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
-  }
 }
 
 /**

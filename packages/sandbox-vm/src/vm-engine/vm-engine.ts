@@ -75,7 +75,7 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   readonly capabilities: EngineCapabilities = VM_CAPABILITIES;
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
-  private readonly modules = new ModuleRegistry(checkModuleSource);
+  private readonly modules = new ModuleRegistry();
   private readonly scripts = new LruCache<string, CompiledCode>(SCRIPT_CACHE_SIZE);
   private readonly live = new Set<GuestDriver>();
   private destroyed = false;
@@ -242,14 +242,4 @@ function cancelled(): SandboxResult {
 
 function disposed(): SandboxResult {
   return failure(SANDBOX_CODES.ENGINE_DISPOSED, "VmEngine was destroyed; create a new VmEngine to run code");
-}
-
-/** A source module must compile as a function body (checked once, at registration). */
-function checkModuleSource(_name: string, source: string): string | undefined {
-  try {
-    compileGuestScript(`(function (module, exports) {${source}\n})`);
-    return undefined;
-  } catch (error) {
-    return `does not compile: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
-  }
 }

@@ -78,7 +78,7 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
   readonly capabilities: EngineCapabilities = WORKER_CAPABILITIES;
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
-  private readonly modules = new ModuleRegistry(checkModuleSource);
+  private readonly modules = new ModuleRegistry();
   private readonly supply: WorkerSupply;
   private readonly running = new Set<WorkerRun>();
   private disposed: Promise<void> | undefined;
@@ -194,15 +194,5 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
     }
     this.modules.clear();
     await this.supply.close();
-  }
-}
-
-/** A source module must compile as a function body (checked once, at registration). */
-function checkModuleSource(_name: string, source: string): string | undefined {
-  try {
-    compileGuestScript(`(function (module, exports) {${source}\n})`);
-    return undefined;
-  } catch (error) {
-    return `does not compile: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
   }
 }
