@@ -13,7 +13,6 @@ import {
 } from "@suaveplan/sandbox-core/types";
 import {
   buildExecutionRequest,
-  compileGuestScript,
   type ExecutionRequest,
   ModuleRegistry,
   toSandboxResult,

@@ -11,7 +11,6 @@ import {
 } from "@suaveplan/sandbox-core/types";
 import {
   buildExecutionRequest,
-  compileGuestScript,
   ModuleRegistry,
   toSandboxResult,
   withoutCode,
