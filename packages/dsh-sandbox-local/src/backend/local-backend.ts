@@ -17,6 +17,10 @@ export interface BackendProbeResult {
   facts?: Readonly<Record<string, string | number | boolean>>;
   /** Whether `network: "deny"` is enforced by this backend here. */
   networkDeny?: boolean;
+  /** Whether this backend can hide `denyRead` paths here (bwrap masks them; Landlock cannot subtract reads). */
+  denyRead?: boolean;
+  /** Whether a confined command can open a pty here (`/dev/ptmx` and `/dev/pts` usable). */
+  pty?: boolean;
 }
 
 /** The per-call policy a backend receives: the contract's policy plus local operator options. */
@@ -27,6 +31,8 @@ export interface LocalConfinePolicy extends SandboxPolicy {
   protectedPaths: readonly string[];
   /** Absolute canonical private temp directory for `workspace-write` (exported as `TMPDIR`). */
   tempDir: string | undefined;
+  /** Extra absolute canonical directories writable under `workspace-write` (beside the workspace and temp area). */
+  writableRoots?: readonly string[];
 }
 
 /** One confinement mechanism. `wrap` is pure: it only builds the argv (probing happens once, elsewhere). */

@@ -3,6 +3,7 @@ import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../ba
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
 import { hostUnixSocketPaths, unixSocketMasks } from "../internal/host-unix-sockets.js";
 import { pathAncestorsBetween } from "../internal/paths.js";
+import { landlockLauncherPath } from "../landlock/launcher-path.js";
 import { explainBwrapFailure } from "./bwrap-diagnosis.js";
 import {
   BWRAP_DENIAL_SIGNATURES,
@@ -23,6 +24,12 @@ export interface BwrapBackendOptions {
    * (default: those bound now, from `/proc/net/unix`; a seam for tests).
    */
   hostUnixSockets?: (() => readonly string[]) | undefined;
+  /**
+   * The Landlock launcher, used inside bwrap (`--seccomp-only`) for its
+   * seccomp socket-family filter under `network: "deny"` (default: the one
+   * built into this package). Without it, bwrap reports `networkDeny: false`.
+   */
+  launcherPath?: string | undefined;
 }
 
 /** The oldest bwrap with every flag used here (`--cap-drop`, `--die-with-parent`, `--new-session`). */
@@ -69,7 +76,12 @@ function isolationFlags(variant: Variant): string[] {
   return flags;
 }
 
-/** The base filesystem: read-only `/`, a fresh `/dev` and `/proc`, a private `/dev/shm`. */
+/**
+ * The base filesystem: read-only `/`, a fresh `/dev` and `/proc`, a private
+ * `/dev/shm`; then `/dev` itself is remounted read-only, so nothing can be
+ * created there while the device nodes (`/dev/null`, the ptys of its own
+ * `/dev/pts` instance) stay usable and `/dev/shm` (its own mount) writable.
+ */
 const BASE_MOUNTS: readonly string[] = Object.freeze([
   "--ro-bind",
   "/",
@@ -80,7 +92,12 @@ const BASE_MOUNTS: readonly string[] = Object.freeze([
   "/proc",
   "--tmpfs",
   "/dev/shm",
+  "--remount-ro",
+  "/dev",
 ]);
+
+/** Inside bwrap, under network deny: only AF_UNIX sockets (host socket files are masked, the namespace is empty). */
+const SOCKET_FILTER_ARGS: readonly string[] = Object.freeze(["--seccomp-only", "--sockets", "unix"]);
 
 /**
  * The Linux bubblewrap backend. The confined process sees `/` read-only, a
@@ -96,11 +113,26 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
   const host = options.host ?? nodeLocalHost;
   const hostUnixSockets = options.hostUnixSockets ?? hostUnixSocketPaths;
   const timeoutMs = options.probeTimeoutMs ?? 10_000;
+  const launcherPath = options.launcherPath ?? landlockLauncherPath();
 
   const unavailable = (reason: string, facts?: BackendProbeResult["facts"]): BackendProbeResult => {
     const result: BackendProbeResult = { backend: "bwrap", available: false, reason };
     if (facts !== undefined) result.facts = facts;
     return result;
+  };
+
+  /** Undefined when the launcher's socket filter runs here; else why not. */
+  const socketFilterCheck = (): string | undefined => {
+    if (host.findExecutable(launcherPath) === undefined) {
+      return "the socket-family filter needs the Landlock launcher, which is not built (run the package build with a C compiler)";
+    }
+    const run = host.run(launcherPath, [...SOCKET_FILTER_ARGS, "--", "true"], timeoutMs);
+    if (run.status === 0) return undefined;
+    const line = run.stderr
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.trim();
+    return `the launcher's socket-family filter did not run (${run.errorCode ?? line ?? `exit ${run.status}`})`;
   };
 
   return {
@@ -161,19 +193,26 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
               { bwrapVersion },
             );
           }
-          return {
+          // Network deny also needs the launcher's socket-family filter (no AF_NETLINK, AF_VSOCK …).
+          const filter = variant.network ? socketFilterCheck() : undefined;
+          const result: BackendProbeResult = {
             backend: "bwrap",
             available: true,
             enforcement: "full",
-            networkDeny: variant.network,
+            networkDeny: variant.network && filter === undefined,
+            denyRead: true,
+            pty: true,
             facts: {
               bwrapPath: bwrap,
               bwrapVersion,
               userNamespace: variant.userNamespace,
               disableUserns: variant.disableUserns,
               callerIsRoot,
+              ...(variant.network && filter === undefined ? { socketFilter: launcherPath } : {}),
             },
           };
+          if (filter !== undefined) result.reason = `network deny unavailable: ${filter}`;
+          return result;
         }
         firstFailure ??=
           run.errorCode !== undefined ? `could not start bwrap (${run.errorCode})` : run.stderr;
@@ -224,6 +263,14 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
       // A network namespace of its own does not cut file-system UNIX sockets
       // (docker.sock, an SSH agent, D-Bus): mask them, after every other bind.
       if (variant.network) args.push(...unixSocketMasks(hostUnixSockets()));
+      const socketFilter = facts.socketFilter;
+      if (variant.network && typeof socketFilter !== "string") {
+        throw new SandboxUnavailableError(
+          'bwrap cannot enforce network "deny" here: the socket-family filter was not probed as available',
+        );
+      }
+      // Under network deny, the launcher inside bwrap refuses every socket family but AF_UNIX.
+      if (variant.network) args.push("--", socketFilter as string, ...SOCKET_FILTER_ARGS);
       args.push("--", ...argv);
       const confined: ConfinedArgv = {
         argv: args,

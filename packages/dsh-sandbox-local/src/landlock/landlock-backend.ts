@@ -82,6 +82,8 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
       ...(reasons.length > 0 ? { reason: reasons.join("; ") } : {}),
       facts: { landlockAbi: abi, seccomp, readOnlyEnforcement: readOnly.enforcement },
       networkDeny,
+      denyRead: false,
+      pty: true,
     };
   }
 

@@ -73,7 +73,8 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     const denyNetwork = policy.network === "deny";
     const out = [bwrap, "--die-with-parent", "--unshare-pid"];
     if (denyNetwork) out.push("--unshare-net");
-    out.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");
+    // A fresh /dev (its own /dev/pts, so ptys work), remounted read-only: nothing can be created there.
+    out.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/dev");
     const roots = writableRoots(policy);
     for (const root of roots) out.push("--bind", root, root);
     // Every directory between a writable root and a protected path is bound
@@ -93,6 +94,8 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
       "--",
       ...launcherArgv(launcherPath, abi, argv, policy, {
         denyNetwork: denyNetwork && launcherCanDenyNetwork(abi),
+        // Without Landlock's TCP rules (ABI < 4) the empty namespace still gets the family filter.
+        sockets: denyNetwork && !launcherCanDenyNetwork(abi) && launcherHasSeccomp() ? "unix" : undefined,
         freezeMetadata: policy.mode === "read-only" && launcherHasSeccomp(),
       }),
     );
@@ -144,7 +147,15 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
         facts,
       };
     }
-    return { backend: "landlock+bwrap", available: true, enforcement: "full", facts, networkDeny: true };
+    return {
+      backend: "landlock+bwrap",
+      available: true,
+      enforcement: "full",
+      facts,
+      networkDeny: true,
+      denyRead: true,
+      pty: true,
+    };
   }
 
   function wrap(
