@@ -3,6 +3,7 @@
 // The backend interface
 export type {
   BackendProbeResult,
+  DeniedRead,
   LocalBackend,
   LocalBackendName,
   LocalConfinePolicy,
@@ -36,10 +37,11 @@ export {
   type LocalBackendFactory,
 } from "./provider/backend-registry.js";
 export {
-  DEFAULT_PROTECTED_PATHS,
+  type LocalSandboxPolicy,
   LocalSandboxProvider,
   type LocalSandboxProviderOptions,
 } from "./provider/local-sandbox-provider.js";
+export { DEFAULT_PROTECTED_PATHS, SECRETS_DENY_READ } from "./provider/path-policy.js";
 // macOS: Seatbelt
 export {
   createSeatbeltBackend,

@@ -23,6 +23,14 @@ export interface BackendProbeResult {
   pty?: boolean;
 }
 
+/** A path whose contents the command must not read (canonical, existing at `confine` time). */
+export interface DeniedRead {
+  /** Absolute canonical path. */
+  path: string;
+  /** True for a directory (masked by an empty read-only directory), false for a file (masked by `/dev/null`). */
+  directory: boolean;
+}
+
 /** The per-call policy a backend receives: the contract's policy plus local operator options. */
 export interface LocalConfinePolicy extends SandboxPolicy {
   /** `"deny"` cuts the network (bwrap `--unshare-net`, Landlock ABI 4 TCP rules). Default `"allow"`. */
@@ -33,6 +41,8 @@ export interface LocalConfinePolicy extends SandboxPolicy {
   tempDir: string | undefined;
   /** Extra absolute canonical directories writable under `workspace-write` (beside the workspace and temp area). */
   writableRoots?: readonly string[];
+  /** Paths the command must not read; a backend that cannot hide them throws `SandboxUnavailableError`. */
+  denyRead?: readonly DeniedRead[];
 }
 
 /** One confinement mechanism. `wrap` is pure: it only builds the argv (probing happens once, elsewhere). */

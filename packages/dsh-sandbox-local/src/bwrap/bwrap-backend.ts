@@ -1,8 +1,9 @@
 import { type ConfinedArgv, SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
+import { denyReadMasks } from "../internal/deny-read-masks.js";
 import { hostUnixSocketPaths, unixSocketMasks } from "../internal/host-unix-sockets.js";
-import { pathAncestorsBetween } from "../internal/paths.js";
+import { isWithin, pathAncestorsBetween } from "../internal/paths.js";
 import { landlockLauncherPath } from "../landlock/launcher-path.js";
 import { explainBwrapFailure } from "./bwrap-diagnosis.js";
 import {
@@ -241,25 +242,31 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
       const args = [bwrap, ...isolationFlags(variant), ...BASE_MOUNTS];
       const env: Record<string, string> = {};
       if (policy.mode === "workspace-write") {
+        const roots = [policy.workspaceRoot, ...(policy.writableRoots ?? [])];
         args.push("--bind", policy.workspaceRoot, policy.workspaceRoot);
         if (policy.tempDir !== undefined) {
           args.push("--bind", policy.tempDir, policy.tempDir, "--setenv", "TMPDIR", policy.tempDir);
           env.TMPDIR = policy.tempDir;
         }
-        // Bind every directory between the workspace and a protected path onto
+        for (const root of policy.writableRoots ?? []) args.push("--bind", root, root);
+        // Bind every directory between a writable root and a protected path onto
         // itself: a mount point cannot be renamed or removed (EBUSY), so `.git`
         // cannot be moved aside and replaced. All writable binds come first;
         // the read-only re-binds last, so none is covered by a later bind.
         const protectedPaths = [...policy.protectedPaths].sort((a, b) => depth(a) - depth(b));
         const ancestors = new Set<string>();
         for (const path of protectedPaths) {
-          for (const ancestor of pathAncestorsBetween(policy.workspaceRoot, path)) ancestors.add(ancestor);
+          const root = roots.filter((r) => isWithin(r, path)).sort((a, b) => depth(b) - depth(a))[0];
+          if (root === undefined) continue;
+          for (const ancestor of pathAncestorsBetween(root, path)) ancestors.add(ancestor);
         }
         for (const ancestor of [...ancestors].sort((a, b) => depth(a) - depth(b))) {
           args.push("--bind", ancestor, ancestor);
         }
         for (const path of protectedPaths) args.push("--ro-bind", path, path);
       }
+      // Hide denied reads: an empty read-only directory over a directory, /dev/null over a file.
+      args.push(...denyReadMasks(policy.denyRead ?? []));
       // A network namespace of its own does not cut file-system UNIX sockets
       // (docker.sock, an SSH agent, D-Bus): mask them, after every other bind.
       if (variant.network) args.push(...unixSocketMasks(hostUnixSockets()));

@@ -93,6 +93,12 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
     probeResult: BackendProbeResult,
   ): ConfinedArgv {
     const abi = checkWrapInputs("landlock", argv, policy, probeResult);
+    const hidden = policy.denyRead ?? [];
+    if (hidden.length > 0) {
+      throw new SandboxUnavailableError(
+        `The landlock backend cannot hide policy.denyRead path ${JSON.stringify(hidden[0]?.path)}${hidden.length > 1 ? ` (and ${hidden.length - 1} more)` : ""}: Landlock grants reads beneath "/" and cannot subtract a sub-path from an allowed parent. Use the bwrap or landlock+bwrap backend, or drop denyRead`,
+      );
+    }
     const atRisk = protectedPathsAtRisk(policy);
     if (atRisk.length > 0) {
       throw new SandboxUnavailableError(

@@ -4,6 +4,7 @@ import { delimiter, join } from "node:path";
 import type { ConfinedArgv } from "@suaveplan/dsh-sandbox";
 import { SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/index.js";
+import { denyReadMasks } from "../internal/deny-read-masks.js";
 import { hostUnixSocketPaths, unixSocketMasks } from "../internal/host-unix-sockets.js";
 import { DEFAULT_PROBE_TIMEOUT_MS } from "./landlock-backend.js";
 import { LAYERED_DENIAL_SIGNATURES, LAYERED_RUNNER_FAILURE_RULES } from "./landlock-dialect.js";
@@ -88,6 +89,8 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     for (const dir of [...ancestors].sort((a, b) => depth(a) - depth(b))) out.push("--bind", dir, dir);
     for (const path of [...protectedBinds].sort((a, b) => depth(a) - depth(b)))
       out.push("--ro-bind", path, path);
+    // Hide denied reads (Landlock cannot subtract them from the read-everywhere rule).
+    out.push(...denyReadMasks(policy.denyRead ?? []));
     // The network namespace does not cut file-system UNIX sockets: mask them, after every other bind.
     if (denyNetwork) out.push(...unixSocketMasks(hostUnixSockets()));
     out.push(

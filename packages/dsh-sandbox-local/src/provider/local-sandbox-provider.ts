@@ -1,6 +1,6 @@
-import { lstatSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { isAbsolute, join, normalize, sep } from "node:path";
+import { isAbsolute, normalize } from "node:path";
 import {
   type ConfinedArgv,
   type SandboxPolicy,
@@ -16,17 +16,31 @@ import type {
   LocalConfinePolicy,
 } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
-import { isWithin } from "../internal/paths.js";
 import {
   DEFAULT_BACKEND_FACTORIES,
   defaultBackendsFor,
   type LocalBackendContext,
   type LocalBackendFactory,
 } from "./backend-registry.js";
+import {
+  canonicalWritableRoots,
+  checkPathList,
+  DEFAULT_PROTECTED_PATHS,
+  resolveDenyRead,
+  resolveProtectedPaths,
+} from "./path-policy.js";
 import { createPrivateTempDirs, type PrivateTempDirs } from "./private-temp-dirs.js";
 
-/** Workspace-relative sub-paths kept read-only under `workspace-write` unless configured otherwise. */
-export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([".git/hooks", ".git/config"]);
+/**
+ * Per-call extensions of the seed's {@link SandboxPolicy} that the local
+ * provider understands; each adds to the provider's own option of the same name.
+ */
+export interface LocalSandboxPolicy extends SandboxPolicy {
+  /** Extra absolute directories writable under `workspace-write` (canonicalised; protected paths still win). */
+  writableRoots?: readonly string[];
+  /** Absolute paths, `~/…` paths and globs whose contents the command must not read. */
+  denyRead?: readonly string[];
+}
 
 const BACKEND_NAMES: readonly LocalBackendName[] = [
   "bwrap",
@@ -42,8 +56,16 @@ export interface LocalSandboxProviderOptions {
   backends?: readonly LocalBackendName[];
   /** `"deny"` cuts the network of every confined process; backends that cannot are skipped. Default `"allow"`. */
   network?: "allow" | "deny";
-  /** Workspace-relative sub-paths kept read-only under `workspace-write` (default `.git/hooks`, `.git/config`). */
+  /** Workspace-relative sub-paths or globs kept read-only under `workspace-write` (default {@link DEFAULT_PROTECTED_PATHS}). */
   protectedPaths?: readonly string[];
+  /** Extra absolute directories writable under `workspace-write` (a cache, `/dev/shm`); canonicalised per call. */
+  writableRoots?: readonly string[];
+  /**
+   * Absolute paths, `~/…` paths (the caller's home) and globs whose contents the
+   * command must not read (e.g. {@link SECRETS_DENY_READ}). Only backends that
+   * can hide them are selected (bwrap, landlock+bwrap).
+   */
+  denyRead?: readonly string[];
   /** Directory under which each `workspace-write` call gets its private temp area (default `os.tmpdir()`). */
   tempRoot?: string;
   /** The bwrap executable (default: `bwrap` on `PATH`). */
@@ -85,6 +107,8 @@ export class LocalSandboxProvider extends SandboxProvider {
   readonly #order: readonly LocalBackendName[];
   readonly #network: "allow" | "deny";
   readonly #protected: readonly string[];
+  readonly #writableRoots: readonly string[];
+  readonly #denyRead: readonly string[];
   readonly #tempDirs: PrivateTempDirs;
   readonly #factories: Record<LocalBackendName, LocalBackendFactory>;
   readonly #context: LocalBackendContext;
@@ -111,18 +135,14 @@ export class LocalSandboxProvider extends SandboxProvider {
     if (new Set(order).size !== order.length) throw invalidOption("backends must not name a backend twice");
     const network = options.network ?? "allow";
     if (network !== "allow" && network !== "deny") throw invalidOption('network must be "allow" or "deny"');
-    const protectedPaths = options.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
-    for (const [i, rel] of protectedPaths.entries()) {
-      if (
-        typeof rel !== "string" ||
-        rel === "" ||
-        isAbsolute(rel) ||
-        rel.includes("\0") ||
-        normalize(rel).split(sep).includes("..")
-      ) {
-        throw invalidOption(`protectedPaths[${i}] must be a relative path inside the workspace (no "..")`);
-      }
-    }
+    const protectedPaths = checkPathList(
+      options.protectedPaths ?? DEFAULT_PROTECTED_PATHS,
+      "protectedPaths",
+      "relative",
+      invalidOption,
+    );
+    this.#writableRoots = checkPathList(options.writableRoots, "writableRoots", "absolute", invalidOption);
+    this.#denyRead = checkPathList(options.denyRead, "denyRead", "absolute-or-home", invalidOption);
     const tempRoot = options.tempRoot ?? tmpdir();
     if (typeof tempRoot !== "string" || !isAbsolute(tempRoot))
       throw invalidOption("tempRoot must be an absolute path");
@@ -169,8 +189,11 @@ export class LocalSandboxProvider extends SandboxProvider {
    * @throws SandboxUnavailableError (`SANDBOX_UNAVAILABLE`) when no backend is usable here.
    * @throws SandboxError (`SANDBOX_INVALID_OPTIONS`) for an empty or malformed argv.
    */
-  confine(argv: readonly string[], policy: SandboxPolicy): ConfinedArgv {
+  confine(argv: readonly string[], policy: LocalSandboxPolicy): ConfinedArgv {
     this.assertConfinedPolicy(policy);
+    const policyError = (message: string): SandboxPolicyError => new SandboxPolicyError(message);
+    const callRoots = checkPathList(policy.writableRoots, "policy.writableRoots", "absolute", policyError);
+    const callDenyRead = checkPathList(policy.denyRead, "policy.denyRead", "absolute-or-home", policyError);
     if (this.#disposed) {
       throw new SandboxUnavailableError(
         "this LocalSandboxProvider was disposed; create a new one to confine more commands",
@@ -179,13 +202,27 @@ export class LocalSandboxProvider extends SandboxProvider {
     checkArgv(argv);
     const { backend, probe } = this.#select();
     const workspaceRoot = canonicalDirectory(policy.workspaceRoot);
+    const writable =
+      policy.mode === "workspace-write"
+        ? [
+            ...canonicalWritableRoots(this.#writableRoots, "writableRoots"),
+            ...canonicalWritableRoots(callRoots, "policy.writableRoots"),
+          ].filter((root, i, all) => root !== workspaceRoot && all.indexOf(root) === i)
+        : [];
+    const protectedPaths =
+      policy.mode === "workspace-write"
+        ? resolveProtectedPaths(this.#protected, [workspaceRoot, ...writable])
+        : [];
+    const denyRead = resolveDenyRead([...this.#denyRead, ...callDenyRead], workspaceRoot, writable);
     const local: LocalConfinePolicy = {
       mode: policy.mode,
       workspaceRoot,
       network: this.#network,
-      protectedPaths: this.#existingProtectedPaths(workspaceRoot),
+      protectedPaths,
       tempDir: policy.mode === "workspace-write" ? this.#tempDirs.take() : undefined,
     };
+    if (writable.length > 0) local.writableRoots = writable;
+    if (denyRead.length > 0) local.denyRead = denyRead;
     if (policy.sessionId !== undefined) local.sessionId = policy.sessionId;
     const tempDir = local.tempDir;
     const release = (): void => {
@@ -209,6 +246,7 @@ export class LocalSandboxProvider extends SandboxProvider {
       );
     }
     const result: ConfinedArgv = { ...confined, backend: backend.name, dispose: release };
+    if (denyRead.length > 0) result.deniedReads = denyRead.map((d) => d.path);
     return result;
   }
 
@@ -269,6 +307,12 @@ export class LocalSandboxProvider extends SandboxProvider {
         reasons.push(`${name}: ${probe.reason ?? "unavailable"}`);
         continue;
       }
+      if (this.#denyRead.length > 0 && probe.denyRead !== true) {
+        reasons.push(
+          `${name}: cannot hide denyRead paths (Landlock cannot subtract reads from an allowed parent)`,
+        );
+        continue;
+      }
       if (this.#network === "deny" && probe.networkDeny !== true) {
         reasons.push(
           `${name}: cannot enforce network "deny" here${probe.reason === undefined ? "" : ` (${probe.reason})`}`,
@@ -282,21 +326,6 @@ export class LocalSandboxProvider extends SandboxProvider {
       `no sandbox backend can confine commands on this host, and running them unconfined is never an option. ${reasons.join("; ")}`,
       { details: { backends: this.#order.map((name) => this.#probeOne(name)) } },
     );
-  }
-
-  #existingProtectedPaths(workspaceRoot: string): string[] {
-    const out = new Set<string>();
-    for (const rel of this.#protected) {
-      const path = join(workspaceRoot, rel);
-      try {
-        lstatSync(path);
-        const real = realpathSync.native(path);
-        if (isWithin(workspaceRoot, real) && real !== workspaceRoot) out.add(real);
-      } catch {
-        // absent (or dangling) at confine time: nothing to keep read-only
-      }
-    }
-    return [...out];
   }
 }
 

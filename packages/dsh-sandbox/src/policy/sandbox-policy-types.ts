@@ -116,6 +116,12 @@ export interface ConfinedArgv {
    */
   network?: "allow" | "deny";
   /**
+   * Canonical paths whose contents this argv hides from the command (a
+   * provider's `denyRead` extension), reported apart from file enforcement.
+   * Absent means nothing is hidden: every mode reads everything the caller can.
+   */
+  deniedReads?: readonly string[];
+  /**
    * Release per-call resources (the private temp area) once the spawned process
    * has exited. Idempotent; absent when the call holds nothing.
    */
