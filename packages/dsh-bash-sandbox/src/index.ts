@@ -3,4 +3,5 @@ export {
   type ConfinedBashResult,
   type RunConfinedBashOptions,
   runConfinedBash,
+  sanitisedEnvironment,
 } from "./run/index.js";

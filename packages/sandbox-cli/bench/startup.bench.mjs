@@ -20,7 +20,10 @@ const workspace = mkdtempSync(join(tmpdir(), "cli-startup-bench-"));
 const rows = [
   { name: "node -e 0", args: ["-e", "0"] },
   { name: "suaveplan-sandbox --version", args: [bin, "--version"] },
-  { name: "suaveplan-sandbox exec --mode read-only -- true", args: [bin, "exec", "--mode", "read-only", "--", "true"] },
+  {
+    name: "suaveplan-sandbox exec --mode read-only -- true",
+    args: [bin, "exec", "--mode", "read-only", "--", "true"],
+  },
 ];
 
 function once(args) {
@@ -35,7 +38,7 @@ try {
   for (const row of rows) once(row.args); // warm the page cache
   const samples = rows.map(() => []);
   for (let i = 0; i < iterations; i++) {
-    rows.forEach((row, r) => samples[r].push(once(row.args)));
+    for (const [r, row] of rows.entries()) samples[r].push(once(row.args));
   }
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);

@@ -194,15 +194,15 @@ describe("suaveplan-sandbox exec and probe", () => {
     expect(probes.find((p) => p.backend === "bwrap")).toMatchObject({ available: true, enforcement: "full" });
   });
 
-  it("exec requires --mode", async () => {
+  it("exec requires --mode (usage error: 125)", async () => {
     const run = await cli(["exec", "--", "true"]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(125);
     expect(run.stderr).toContain("--mode");
   });
 
   it("exec refuses a misspelt --network instead of leaving the network open", async () => {
     const run = await cli(["exec", "--mode", "read-only", "--network", "dney", "--", "true"]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(125);
     expect(run.stderr).toContain("--network");
     expect(run.stderr).toContain("dney");
   });
@@ -210,7 +210,7 @@ describe("suaveplan-sandbox exec and probe", () => {
   it("exec reports a --workspace that does not exist as a usage error naming the flag", async () => {
     const missing = join(scratch, "no-such-workspace");
     const run = await cli(["exec", "--mode", "read-only", "--workspace", missing, "--", "true"]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(125);
     expect(run.stderr).toContain("--workspace");
     expect(run.stderr).toContain("ENOENT");
   });

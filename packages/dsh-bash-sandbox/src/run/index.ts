@@ -4,3 +4,4 @@ export {
   type RunConfinedBashOptions,
   runConfinedBash,
 } from "./run-confined-bash.js";
+export { sanitisedEnvironment } from "./sanitised-environment.js";

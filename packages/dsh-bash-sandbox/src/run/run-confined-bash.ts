@@ -15,8 +15,8 @@ import {
 } from "@suaveplan/dsh-sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { truncationSentinel } from "@suaveplan/sandbox-core/resource-limiter";
-import { sanitiseEnv } from "@suaveplan/sandbox-spawn";
 import { reapRun, stdioLinksOf } from "./reap.js";
+import { sanitisedEnvironment } from "./sanitised-environment.js";
 
 /**
  * The environment the shell gets: `"sanitised"` (default) is the host
@@ -116,6 +116,7 @@ export async function runConfinedBash(
   if (command.trim() === "") throw invalid("command must not be empty or blank");
   // Read the policy once: every later decision (confine or not, which root) uses this snapshot.
   const { mode, workspaceRoot, sessionId } = checkPolicy(policy);
+  const extensions = policyExtensions(policy);
   if (typeof options !== "object" || options === null || typeof options.provider?.confine !== "function") {
     throw invalid("options.provider must be a SandboxProvider");
   }
@@ -149,7 +150,7 @@ export async function runConfinedBash(
 
   let confined: ConfinedArgv | undefined;
   if (mode !== "danger-full-access") {
-    const confinedPolicy: SandboxPolicy = { mode, workspaceRoot };
+    const confinedPolicy: SandboxPolicy = { ...extensions, mode, workspaceRoot };
     if (sessionId !== undefined) confinedPolicy.sessionId = sessionId;
     confined = options.provider.confine(argv, confinedPolicy);
   }
@@ -341,32 +342,8 @@ function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<Conf
   });
 }
 
-/**
- * Name fragments dropped under `"sanitised"` on top of `sanitiseEnv`'s rules
- * (case-insensitive): passwords under short names (`MYSQL_PWD`, `SMTP_PASS`,
- * `*_PASSWD`, `*_PASSPHRASE`), tokens that are not called tokens (`*_JWT`,
- * `*_COOKIE`, `SENTRY_DSN`), private material, and session handles such as
- * `DBUS_SESSION_BUS_ADDRESS`. `PWD` and `OLDPWD` themselves are kept.
- */
-const EXTRA_SENSITIVE = /PASS|PWD|JWT|COOKIE|DSN|PRIVATE|SESSION/i;
-const KEPT_DESPITE_FRAGMENT = new Set(["PWD", "OLDPWD"]);
-/** Shell start-up hooks: they would run host code (or override builtins) before the command. */
-const SHELL_HOOK = /^(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|BASH_FUNC_.*)$/i;
-/** A URL carrying a password in its user-info (`scheme://user:password@host`). */
-const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s@:]*:[^/\s@]+@/i;
-
-function sanitised(): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [key, value] of Object.entries(sanitiseEnv(process.env))) {
-    if (EXTRA_SENSITIVE.test(key) && !KEPT_DESPITE_FRAGMENT.has(key.toUpperCase())) continue;
-    if (SHELL_HOOK.test(key) || URL_WITH_PASSWORD.test(value)) continue;
-    kept[key] = value;
-  }
-  return kept;
-}
-
 function environment(env: BashEnvironment): Record<string, string> {
-  if (env === "sanitised") return sanitised();
+  if (env === "sanitised") return sanitisedEnvironment();
   if (env === "inherit") {
     return Object.fromEntries(
       Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
@@ -402,6 +379,21 @@ function checkPolicy(policy: SandboxExecutionPolicy): SandboxExecutionPolicy {
     throw new SandboxPolicyError("policy.sessionId must be a string when present");
   }
   return sessionId === undefined ? { mode, workspaceRoot } : { mode, workspaceRoot, sessionId };
+}
+
+/**
+ * The provider-specific extensions a policy carries besides the seed's fields
+ * (e.g. the local provider's `writableRoots` and `denyRead`), snapshotted
+ * once: arrays are copied, so a later change by the caller does not reach
+ * `confine`.
+ */
+function policyExtensions(policy: SandboxExecutionPolicy): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(policy)) {
+    if (key === "mode" || key === "workspaceRoot" || key === "sessionId") continue;
+    out[key] = Array.isArray(value) ? [...value] : value;
+  }
+  return out;
 }
 
 /**

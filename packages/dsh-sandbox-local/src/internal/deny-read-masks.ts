@@ -2,7 +2,8 @@ import type { DeniedRead } from "../backend/local-backend.js";
 
 /**
  * bwrap arguments that hide each denied path: a read-only empty tmpfs over a
- * directory, a read-only `/dev/null` over a file. Give them after every
+ * directory (it lists as empty), a read-only bind of `/dev/null` over a file
+ * (bwrap binds `nodev`, so opening it fails with EACCES). Give them after every
  * writable and protected bind, so none covers them.
  */
 export function denyReadMasks(denied: readonly DeniedRead[]): string[] {
