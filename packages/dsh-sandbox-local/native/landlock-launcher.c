@@ -3,7 +3,8 @@
  *
  *   landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata]
  *                     [--sockets none|unix|unix+inet|tcp] [--allow-tcp-connect PORT]
- *                     [--bridge PORT:SOCKET] [--setenv NAME VALUE]... [--seccomp-only] -- CMD [ARG]...
+ *                     [--bridge PORT:SOCKET] [--proxy-env] [--setenv NAME VALUE]... [--seccomp-only]
+ *                     -- CMD [ARG]...
  *   landlock-launcher --abi          print the kernel's Landlock ABI and exit 0
  *
  * What the confined command gets:
@@ -33,9 +34,14 @@
  *     Landlock allow-list, where Landlock limits TCP connect to one port);
  *   - --allow-tcp-connect PORT: Landlock (ABI 4) denies every TCP bind and
  *     every connect except to PORT;
- *   - --bridge PORT:SOCKET: listen on 127.0.0.1:PORT (inside the command's
- *     network namespace) and relay each connection to the UNIX socket SOCKET
- *     (the provider's filtering proxy);
+ *   - --bridge PORT:SOCKET: listen on 127.0.0.1:PORT (0: a free port; inside
+ *     the command's network namespace under bwrap) and relay each connection
+ *     to the UNIX socket SOCKET (the provider's filtering proxy). The relay is
+ *     forked before the command's seccomp filter and gets its own (AF_UNIX
+ *     only); with Landlock's TCP rules the bridge port is the one port the
+ *     command may connect to;
+ *   - --proxy-env: point HTTP_PROXY/HTTPS_PROXY/ALL_PROXY (both cases) at the
+ *     bridge and set NO_PROXY=localhost,127.0.0.1,::1;
  *   - --seccomp-only: no Landlock ruleset (bwrap governs files), only
  *     no_new_privs, the capability drop and the seccomp filter;
  *   - the launcher stays as the command's parent and a child subreaper: when
@@ -428,22 +434,23 @@ static void install_seccomp(enum socket_policy sockets, int freeze_metadata) {
 #define USAGE                                                                                         \
   "usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] [--sockets " \
   "none|unix|unix+inet|tcp] [--allow-tcp-connect PORT] [--bridge PORT:SOCKET] [--setenv NAME VALUE]... " \
-  "[--seccomp-only] -- CMD [ARG]..."
+  "[--proxy-env] [--seccomp-only] -- CMD [ARG]..."
 
 static void usage_error(const char *what) { fail("%s (" USAGE ")", what); }
 
-static long parse_port(const char *text, const char *flag) {
+static long parse_port(const char *text, const char *flag, long lowest) {
   char *end = NULL;
   long port = strtol(text, &end, 10);
-  if (end == NULL || end == text || (*end != '\0' && *end != ':') || port < 1 || port > 65535) {
-    fail("%s needs a TCP port 1-65535 (" USAGE ")", flag);
+  if (end == NULL || end == text || (*end != '\0' && *end != ':') || port < lowest || port > 65535) {
+    fail("%s needs a TCP port %ld-65535 (" USAGE ")", flag, lowest);
   }
   return port;
 }
 
 /* ---- the proxy bridge: 127.0.0.1:PORT inside the sandbox -> the provider's UNIX socket ---- */
 
-static int bridge_listen(long port) {
+/* Listen on 127.0.0.1:port (0: any free port); *bound receives the port. */
+static int bridge_listen(long port, long *bound) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) fail("--bridge: socket failed: %s", strerror(errno));
   int one = 1;
@@ -454,6 +461,9 @@ static int bridge_listen(long port) {
     fail("--bridge: cannot listen on 127.0.0.1:%ld: %s", port, strerror(errno));
   }
   if (listen(fd, 64) != 0) fail("--bridge: listen failed: %s", strerror(errno));
+  socklen_t len = sizeof addr;
+  if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) fail("--bridge: getsockname failed: %s", strerror(errno));
+  *bound = ntohs(addr.sin_port);
   return fd;
 }
 
@@ -619,6 +629,7 @@ int main(int argc, char **argv) {
   int deny_net = 0;
   int freeze_metadata = 0;
   int seccomp_only = 0;
+  int proxy_env = 0;
   int sockets_given = 0;
   enum socket_policy sockets = SOCKETS_ANY;
   long allow_connect_port = 0;
@@ -648,6 +659,8 @@ int main(int argc, char **argv) {
       freeze_metadata = 1;
     } else if (strcmp(arg, "--seccomp-only") == 0) {
       seccomp_only = 1;
+    } else if (strcmp(arg, "--proxy-env") == 0) {
+      proxy_env = 1;
     } else if (strcmp(arg, "--sockets") == 0) {
       if (i + 1 >= argc) usage_error("--sockets needs none, unix, unix+inet or tcp");
       const char *v = argv[++i];
@@ -659,13 +672,13 @@ int main(int argc, char **argv) {
       sockets_given = 1;
     } else if (strcmp(arg, "--allow-tcp-connect") == 0) {
       if (i + 1 >= argc) usage_error("--allow-tcp-connect needs a port");
-      allow_connect_port = parse_port(argv[++i], "--allow-tcp-connect");
+      allow_connect_port = parse_port(argv[++i], "--allow-tcp-connect", 1);
     } else if (strcmp(arg, "--bridge") == 0) {
       if (i + 1 >= argc) usage_error("--bridge needs PORT:SOCKET");
       const char *v = argv[++i];
       const char *colon = strchr(v, ':');
       if (colon == NULL || colon[1] != '/') usage_error("--bridge needs PORT:/absolute/socket/path");
-      bridge_port = parse_port(v, "--bridge");
+      bridge_port = parse_port(v, "--bridge", 0);
       bridge_socket = colon + 1;
       if (strlen(bridge_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) usage_error("--bridge socket path is too long");
     } else if (strcmp(arg, "--setenv") == 0) {
@@ -695,9 +708,16 @@ int main(int argc, char **argv) {
   if (allow_connect_port != 0 && sockets != SOCKETS_TCP && sockets != SOCKETS_UNIX_INET) {
     usage_error("--allow-tcp-connect needs --sockets tcp or unix+inet");
   }
+  if (bridge_socket != NULL && sockets != SOCKETS_TCP && sockets != SOCKETS_UNIX_INET) {
+    usage_error("--bridge needs --sockets tcp or unix+inet");
+  }
+  if (proxy_env && bridge_socket == NULL) usage_error("--proxy-env needs --bridge");
 
   /* The bridge's listening socket is made before any confinement (bind is then no longer allowed). */
-  int bridge_fd = bridge_socket != NULL ? bridge_listen(bridge_port) : -1;
+  long bridge_bound = 0;
+  int bridge_fd = bridge_socket != NULL ? bridge_listen(bridge_port, &bridge_bound) : -1;
+  /* With Landlock's TCP rules, the command may connect to the bridge (and nowhere else). */
+  if (bridge_fd >= 0 && allow_connect_port == 0 && !seccomp_only) allow_connect_port = bridge_bound;
 
   if (!seccomp_only) {
     int abi = kernel_abi();
@@ -753,19 +773,25 @@ int main(int argc, char **argv) {
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("PR_SET_NO_NEW_PRIVS failed: %s", strerror(errno));
     drop_all_capabilities();
-    if (sockets != SOCKETS_ANY || freeze_metadata) install_seccomp(sockets, freeze_metadata);
     if (syscall(SYS_landlock_restrict_self, ruleset_fd, 0) != 0) fail("landlock_restrict_self failed: %s", strerror(errno));
     close(ruleset_fd);
   } else {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("PR_SET_NO_NEW_PRIVS failed: %s", strerror(errno));
     drop_all_capabilities();
-    if (sockets != SOCKETS_ANY || freeze_metadata) install_seccomp(sockets, freeze_metadata);
   }
 
   /* Leave the caller's session and terminal. Already leading our own session is fine. */
   if (setsid() < 0 && getsid(0) != getpid()) fail("setsid failed: %s (spawn the launcher without a process group of its own)", strerror(errno));
   for (int i = 0; i < env_count; i++) {
     if (setenv(env_names[i], env_values[i], 1) != 0) fail("setenv(%s) failed: %s", env_names[i], strerror(errno));
+  }
+  if (proxy_env) {
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%ld", bridge_bound);
+    static const char *const proxy_names[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"};
+    for (size_t i = 0; i < sizeof proxy_names / sizeof proxy_names[0]; i++) setenv(proxy_names[i], url, 1);
+    setenv("NO_PROXY", "localhost,127.0.0.1,::1", 1);
+    setenv("no_proxy", "localhost,127.0.0.1,::1", 1);
   }
   /* Orphans of the command's tree are reparented to us, so none outlives it. */
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) fail("PR_SET_CHILD_SUBREAPER failed: %s", strerror(errno));
@@ -781,13 +807,17 @@ int main(int argc, char **argv) {
     pid_t bridge = fork();
     if (bridge < 0) fail("fork (bridge) failed: %s", strerror(errno));
     if (bridge == 0) {
+      /* The relay needs AF_UNIX (to the proxy) and nothing else: its own filter. */
       sigprocmask(SIG_SETMASK, &previous, NULL);
       prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+      install_seccomp(SOCKETS_UNIX, 0);
       run_bridge(bridge_fd, bridge_socket);
       _exit(0);
     }
     close(bridge_fd);
   }
+  /* The command's filter (seccomp filters only stack, so the relay was forked first). */
+  if (sockets != SOCKETS_ANY || freeze_metadata) install_seccomp(sockets, freeze_metadata);
 
   pid_t child = fork();
   if (child < 0) fail("fork failed: %s", strerror(errno));

@@ -30,6 +30,16 @@ export {
   type LayeredBackendOptions,
   landlockLauncherPath,
 } from "./landlock/index.js";
+// Network allow-list: the filtering proxy
+export { checkAllowList, hostAllowed } from "./network/domain-allow-list.js";
+export {
+  type FilteringProxy,
+  type FilteringProxyOptions,
+  PROXY_DENIAL_PREFIX,
+  PROXY_DENIAL_REASON,
+  type ProxyDenial,
+  startFilteringProxy,
+} from "./network/filtering-proxy.js";
 export {
   DEFAULT_BACKEND_FACTORIES,
   defaultBackendsFor,
@@ -40,6 +50,7 @@ export {
   type LocalSandboxPolicy,
   LocalSandboxProvider,
   type LocalSandboxProviderOptions,
+  PROXY_DENIAL_SIGNATURES,
 } from "./provider/local-sandbox-provider.js";
 export { DEFAULT_PROTECTED_PATHS, SECRETS_DENY_READ } from "./provider/path-policy.js";
 // macOS: Seatbelt

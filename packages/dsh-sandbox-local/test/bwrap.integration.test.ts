@@ -46,6 +46,7 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
         networkDeny: true,
         denyRead: true,
         pty: true,
+        domainAllowList: "full",
         facts: {
           bwrapPath,
           bwrapVersion: version,

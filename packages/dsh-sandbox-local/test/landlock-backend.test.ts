@@ -92,6 +92,7 @@ describe("landlock probe", () => {
       networkDeny: true,
       denyRead: false,
       pty: true,
+      domainAllowList: "partial",
     });
   });
 
@@ -336,10 +337,10 @@ describe("landlock launcher", () => {
       signal: null,
       stdout: "",
       stderr:
-        "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] [--sockets none|unix|unix+inet|tcp] [--allow-tcp-connect PORT] [--bridge PORT:SOCKET] [--setenv NAME VALUE]... [--seccomp-only] -- CMD [ARG]...)\n",
+        "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] [--sockets none|unix|unix+inet|tcp] [--allow-tcp-connect PORT] [--bridge PORT:SOCKET] [--setenv NAME VALUE]... [--proxy-env] [--seccomp-only] -- CMD [ARG]...)\n",
     });
     expect(runnerFailureLine(LANDLOCK_RUNNER_FAILURE_RULES, result.code, result.stderr)).toBe(
-      "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] [--sockets none|unix|unix+inet|tcp] [--allow-tcp-connect PORT] [--bridge PORT:SOCKET] [--setenv NAME VALUE]... [--seccomp-only] -- CMD [ARG]...)",
+      "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] [--sockets none|unix|unix+inet|tcp] [--allow-tcp-connect PORT] [--bridge PORT:SOCKET] [--setenv NAME VALUE]... [--proxy-env] [--seccomp-only] -- CMD [ARG]...)",
     );
   });
 

@@ -67,6 +67,7 @@ describe("landlock+bwrap", () => {
       networkDeny: true,
       denyRead: true,
       pty: true,
+      domainAllowList: "full",
     });
   });
 

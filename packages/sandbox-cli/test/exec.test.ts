@@ -220,6 +220,48 @@ describe("exec environment, writes and reads", () => {
   });
 });
 
+describe("exec --allow-domain", () => {
+  it("lets the allowed host through the filtering proxy and refuses the rest", async () => {
+    const { createServer } = await import("node:http");
+    const server = createServer((_req, res) => res.end("upstream\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      // NO_PROXY covers localhost; --noproxy '' sends even localhost through the proxy,
+      // which resolves it (from /etc/hosts) to the server above.
+      const run = await exec([
+        "--mode",
+        "read-only",
+        "--allow-domain",
+        "localhost",
+        "--",
+        "sh",
+        "-c",
+        `curl -sS --noproxy '' http://localhost:${port}/ && curl -sS --noproxy '' --proxytunnel http://127.0.0.1:${port}/`,
+      ]);
+      expect({ code: run.code, stdout: run.stdout, last: run.stderr.trim().split("\n").at(-1) }).toEqual({
+        code: 56,
+        stdout: "upstream\n",
+        last: "[denied] exit 56 (read-only via bwrap, enforcement full): curl: (56) CONNECT tunnel failed, response 403",
+      });
+      const bad = await exec(["--mode", "read-only", "--allow-domain", "http://x", "--", "true"]);
+      const both = await exec([
+        "--mode",
+        "read-only",
+        "--network",
+        "deny",
+        "--allow-domain",
+        "a.test",
+        "--",
+        "true",
+      ]);
+      expect([bad.code, both.code]).toEqual([125, 125]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe("exec under SIGINT, SIGTERM and a closed pipe", () => {
   for (const [signal, code] of [
     ["SIGINT", 130],

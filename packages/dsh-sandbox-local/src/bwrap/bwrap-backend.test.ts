@@ -72,6 +72,7 @@ describe("bwrap backend probe (host seam)", () => {
       networkDeny: true,
       denyRead: true,
       pty: true,
+      domainAllowList: "full",
       facts: {
         bwrapPath: "/usr/bin/bwrap",
         bwrapVersion: "0.8.0",

@@ -2,7 +2,12 @@ import { type ConfinedArgv, SandboxUnavailableError } from "@suaveplan/dsh-sandb
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
 import { denyReadMasks } from "../internal/deny-read-masks.js";
-import { hostUnixSocketPaths, unixSocketMasks } from "../internal/host-unix-sockets.js";
+import {
+  hostUnixSocketPaths,
+  maskedSockets,
+  NAMESPACE_PROXY_PORT,
+  unixSocketMasks,
+} from "../internal/host-unix-sockets.js";
 import { isWithin, pathAncestorsBetween } from "../internal/paths.js";
 import { landlockLauncherPath } from "../landlock/launcher-path.js";
 import { explainBwrapFailure } from "./bwrap-diagnosis.js";
@@ -203,6 +208,7 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
             networkDeny: variant.network && filter === undefined,
             denyRead: true,
             pty: true,
+            ...(variant.network && filter === undefined ? { domainAllowList: "full" as const } : {}),
             facts: {
               bwrapPath: bwrap,
               bwrapVersion,
@@ -229,15 +235,15 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
           `bwrap cannot confine here: ${probe.reason ?? "it was not probed as available"}`,
         );
       }
-      if (policy.network === "deny" && probe.networkDeny !== true) {
+      if (policy.network !== "allow" && probe.networkDeny !== true) {
         throw new SandboxUnavailableError(
-          'bwrap cannot enforce network "deny" here: --unshare-net failed its probe',
+          `bwrap cannot enforce network "${policy.network}" here: --unshare-net failed its probe`,
         );
       }
       const variant: Variant = {
         userNamespace: facts.userNamespace === true,
         disableUserns: facts.disableUserns === true,
-        network: policy.network === "deny",
+        network: policy.network !== "allow",
       };
       const args = [bwrap, ...isolationFlags(variant), ...BASE_MOUNTS];
       const env: Record<string, string> = {};
@@ -269,15 +275,31 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
       args.push(...denyReadMasks(policy.denyRead ?? []));
       // A network namespace of its own does not cut file-system UNIX sockets
       // (docker.sock, an SSH agent, D-Bus): mask them, after every other bind.
-      if (variant.network) args.push(...unixSocketMasks(hostUnixSockets()));
+      if (variant.network) args.push(...unixSocketMasks(maskedSockets(hostUnixSockets(), policy)));
       const socketFilter = facts.socketFilter;
       if (variant.network && typeof socketFilter !== "string") {
         throw new SandboxUnavailableError(
-          'bwrap cannot enforce network "deny" here: the socket-family filter was not probed as available',
+          `bwrap cannot enforce network "${policy.network}" here: the socket-family filter was not probed as available`,
         );
       }
-      // Under network deny, the launcher inside bwrap refuses every socket family but AF_UNIX.
-      if (variant.network) args.push("--", socketFilter as string, ...SOCKET_FILTER_ARGS);
+      // Under network deny, the launcher inside bwrap refuses every socket family but AF_UNIX;
+      // under an allow-list it also bridges 127.0.0.1:3128 (in the empty namespace) to the proxy.
+      if (policy.network === "deny") args.push("--", socketFilter as string, ...SOCKET_FILTER_ARGS);
+      if (policy.network === "allow-list") {
+        if (policy.proxySocket === undefined) {
+          throw new SandboxUnavailableError('bwrap: network "allow-list" needs the provider\'s proxy socket');
+        }
+        args.push(
+          "--",
+          socketFilter as string,
+          "--seccomp-only",
+          "--sockets",
+          "unix+inet",
+          "--bridge",
+          `${NAMESPACE_PROXY_PORT}:${policy.proxySocket}`,
+          "--proxy-env",
+        );
+      }
       args.push("--", ...argv);
       const confined: ConfinedArgv = {
         argv: args,

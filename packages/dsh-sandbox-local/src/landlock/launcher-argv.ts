@@ -80,8 +80,10 @@ export interface LauncherFlags {
   sockets?: LauncherSocketPolicy | undefined;
   /** `--allow-tcp-connect`: with Landlock TCP rules, the one port the command may connect to. */
   allowTcpConnect?: number | undefined;
-  /** `--bridge`: relay 127.0.0.1:port inside the sandbox to this UNIX socket. */
+  /** `--bridge`: relay 127.0.0.1:port (0: a free port) to this UNIX socket. */
   bridge?: { port: number; socket: string } | undefined;
+  /** `--proxy-env`: point HTTP_PROXY and friends at the bridge. */
+  proxyEnv?: boolean | undefined;
 }
 
 /**
@@ -104,6 +106,7 @@ export function launcherArgv(
   if (flags.sockets !== undefined && !flags.denyNetwork) out.push("--sockets", flags.sockets);
   if (flags.allowTcpConnect !== undefined) out.push("--allow-tcp-connect", String(flags.allowTcpConnect));
   if (flags.bridge !== undefined) out.push("--bridge", `${flags.bridge.port}:${flags.bridge.socket}`);
+  if (flags.proxyEnv === true) out.push("--proxy-env");
   const env = tempEnv(policy);
   if (env !== undefined) for (const [name, value] of Object.entries(env)) out.push("--setenv", name, value);
   out.push("--", ...argv);

@@ -323,7 +323,7 @@ describe("LocalSandboxProvider", () => {
         'backends[0] must be one of bwrap, landlock, landlock+bwrap, seatbelt, windows-acl, got "docker"',
       ],
       [{ backends: ["bwrap", "bwrap"] }, "backends must not name a backend twice"],
-      [{ network: "off" as "deny" }, 'network must be "allow" or "deny"'],
+      [{ network: "off" as "deny" }, 'network must be "allow", "deny" or { allow: [host names] }'],
       [
         { protectedPaths: ["../x"] },
         'protectedPaths[0] must be a relative path inside the workspace (no "..")',

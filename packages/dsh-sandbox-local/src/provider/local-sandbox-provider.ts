@@ -1,4 +1,5 @@
 import { realpathSync, statSync } from "node:fs";
+import type { LookupFunction } from "node:net";
 import { tmpdir } from "node:os";
 import { isAbsolute, normalize } from "node:path";
 import {
@@ -16,6 +17,14 @@ import type {
   LocalConfinePolicy,
 } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
+import { checkAllowList } from "../network/domain-allow-list.js";
+import {
+  type FilteringProxy,
+  PROXY_DENIAL_PREFIX,
+  PROXY_DENIAL_REASON,
+  type ProxyDenial,
+  startFilteringProxy,
+} from "../network/filtering-proxy.js";
 import {
   DEFAULT_BACKEND_FACTORIES,
   defaultBackendsFor,
@@ -30,6 +39,18 @@ import {
   resolveProtectedPaths,
 } from "./path-policy.js";
 import { createPrivateTempDirs, type PrivateTempDirs } from "./private-temp-dirs.js";
+
+/**
+ * How a refusal of the filtering proxy shows in the command's stderr: the
+ * proxy's body and reason phrase (wget, Python, plain-HTTP clients), curl's
+ * and Python's CONNECT failures.
+ */
+export const PROXY_DENIAL_SIGNATURES: readonly string[] = Object.freeze([
+  PROXY_DENIAL_PREFIX,
+  PROXY_DENIAL_REASON,
+  "CONNECT tunnel failed, response 403",
+  "Tunnel connection failed: 403",
+]);
 
 /**
  * Per-call extensions of the seed's {@link SandboxPolicy} that the local
@@ -54,8 +75,17 @@ const BACKEND_NAMES: readonly LocalBackendName[] = [
 export interface LocalSandboxProviderOptions {
   /** Ordered backend preference (default: the platform's, e.g. `["bwrap", "landlock+bwrap", "landlock"]` on Linux). */
   backends?: readonly LocalBackendName[];
-  /** `"deny"` cuts the network of every confined process; backends that cannot are skipped. Default `"allow"`. */
-  network?: "allow" | "deny";
+  /**
+   * `"deny"` cuts the network of every confined process; `{ allow: [hosts] }`
+   * cuts it too except for a local filtering HTTP/HTTPS (CONNECT) proxy run by
+   * the provider that lets through only those hosts (`"api.example.com"`,
+   * `"*.example.org"`). Backends that cannot are skipped. Default `"allow"`.
+   */
+  network?: "allow" | "deny" | { allow: readonly string[] };
+  /** Host UNIX sockets (absolute paths) that stay reachable under `"deny"` or an allow-list. */
+  allowUnixSockets?: readonly string[];
+  /** Resolver the filtering proxy uses for upstream hosts (default: the system's); a seam for split-horizon DNS and tests. */
+  proxyLookup?: LookupFunction;
   /** Workspace-relative sub-paths or globs kept read-only under `workspace-write` (default {@link DEFAULT_PROTECTED_PATHS}). */
   protectedPaths?: readonly string[];
   /** Extra absolute directories writable under `workspace-write` (a cache, `/dev/shm`); canonicalised per call. */
@@ -105,7 +135,11 @@ interface Selected {
  */
 export class LocalSandboxProvider extends SandboxProvider {
   readonly #order: readonly LocalBackendName[];
-  readonly #network: "allow" | "deny";
+  readonly #network: "allow" | "deny" | "allow-list";
+  readonly #allowList: readonly string[];
+  readonly #allowUnixSockets: readonly string[];
+  readonly #proxyLookup: LookupFunction | undefined;
+  #proxy: FilteringProxy | undefined;
   readonly #protected: readonly string[];
   readonly #writableRoots: readonly string[];
   readonly #denyRead: readonly string[];
@@ -134,7 +168,30 @@ export class LocalSandboxProvider extends SandboxProvider {
     }
     if (new Set(order).size !== order.length) throw invalidOption("backends must not name a backend twice");
     const network = options.network ?? "allow";
-    if (network !== "allow" && network !== "deny") throw invalidOption('network must be "allow" or "deny"');
+    let allowList: readonly string[] = [];
+    if (typeof network === "object" && network !== null) {
+      const checked = checkAllowList((network as { allow?: unknown }).allow);
+      if (!("ok" in checked)) {
+        throw invalidOption(
+          checked.index === -1
+            ? `network.allow ${checked.problem}`
+            : `network.allow[${checked.index}] ${checked.problem}`,
+        );
+      }
+      allowList = checked.ok;
+    } else if (network !== "allow" && network !== "deny") {
+      throw invalidOption('network must be "allow", "deny" or { allow: [host names] }');
+    }
+    this.#allowUnixSockets = checkPathList(
+      options.allowUnixSockets,
+      "allowUnixSockets",
+      "absolute",
+      invalidOption,
+    );
+    if (options.proxyLookup !== undefined && typeof options.proxyLookup !== "function") {
+      throw invalidOption("proxyLookup must be a function like dns.lookup");
+    }
+    this.#proxyLookup = options.proxyLookup;
     const protectedPaths = checkPathList(
       options.protectedPaths ?? DEFAULT_PROTECTED_PATHS,
       "protectedPaths",
@@ -147,7 +204,8 @@ export class LocalSandboxProvider extends SandboxProvider {
     if (typeof tempRoot !== "string" || !isAbsolute(tempRoot))
       throw invalidOption("tempRoot must be an absolute path");
     this.#order = [...order];
-    this.#network = network;
+    this.#network = typeof network === "object" ? "allow-list" : network;
+    this.#allowList = allowList;
     this.#protected = protectedPaths.map((rel) => normalize(rel));
     this.#tempDirs = createPrivateTempDirs(tempRoot);
     this.#factories = { ...DEFAULT_BACKEND_FACTORIES, ...definedEntries(options.registry ?? {}) };
@@ -222,6 +280,11 @@ export class LocalSandboxProvider extends SandboxProvider {
       tempDir: policy.mode === "workspace-write" ? this.#tempDirs.take() : undefined,
     };
     if (writable.length > 0) local.writableRoots = writable;
+    if (this.#allowUnixSockets.length > 0) local.allowUnixSockets = this.#allowUnixSockets;
+    if (this.#network === "allow-list") {
+      this.#proxy ??= startFilteringProxy({ allow: this.#allowList, lookup: this.#proxyLookup });
+      local.proxySocket = this.#proxy.socketPath;
+    }
     if (denyRead.length > 0) local.denyRead = denyRead;
     if (policy.sessionId !== undefined) local.sessionId = policy.sessionId;
     const tempDir = local.tempDir;
@@ -246,6 +309,10 @@ export class LocalSandboxProvider extends SandboxProvider {
       );
     }
     const result: ConfinedArgv = { ...confined, backend: backend.name, dispose: release };
+    // The proxy's refusal, as the command's HTTP tools print it, is a denial too.
+    if (this.#network === "allow-list") {
+      result.denialSignatures = [...confined.denialSignatures, ...PROXY_DENIAL_SIGNATURES];
+    }
     if (denyRead.length > 0) result.deniedReads = denyRead.map((d) => d.path);
     return result;
   }
@@ -257,6 +324,15 @@ export class LocalSandboxProvider extends SandboxProvider {
   dispose(): void {
     this.#disposed = true;
     this.#tempDirs.dispose();
+    this.#proxy?.close();
+  }
+
+  /**
+   * Requests the filtering proxy refused so far (network allow-list only;
+   * most recent last, at most 100 kept). Empty before the first `confine`.
+   */
+  networkDenials(): readonly ProxyDenial[] {
+    return [...(this.#proxy?.denials ?? [])];
   }
 
   /**
@@ -311,6 +387,16 @@ export class LocalSandboxProvider extends SandboxProvider {
         reasons.push(
           `${name}: cannot hide denyRead paths (Landlock cannot subtract reads from an allowed parent)`,
         );
+        continue;
+      }
+      if (this.#network === "allow-list" && probe.domainAllowList === undefined) {
+        reasons.push(
+          `${name}: cannot enforce a network allow-list here${probe.reason === undefined ? "" : ` (${probe.reason})`}`,
+        );
+        continue;
+      }
+      if (this.#network !== "allow" && this.#allowUnixSockets.length > 0 && name === "landlock") {
+        reasons.push(`${name}: cannot keep chosen UNIX sockets reachable while cutting the network`);
         continue;
       }
       if (this.#network === "deny" && probe.networkDeny !== true) {

@@ -117,6 +117,12 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
       duration,
     )
     .option(
+      "--allow-domain <host>",
+      "allow only this host (repeatable; api.example.com, *.example.org) through a local filtering HTTP(S) proxy; all other network is cut",
+      collect,
+      [],
+    )
+    .option(
       "--allow-write <dir>",
       "an extra writable directory under workspace-write (repeatable)",
       collect,
@@ -160,6 +166,8 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
             mode,
             workspace: (opts.workspace as string | undefined) ?? settings.workspace,
             network: (opts.network as "allow" | "deny" | undefined) ?? settings.network ?? "allow",
+            networkExplicit: opts.network !== undefined || settings.network !== undefined,
+            allowDomains: [...(settings.allowDomains ?? []), ...(opts.allowDomain as string[])],
             allowWrite: [...(settings.allowWrite ?? []), ...(opts.allowWrite as string[])],
             denyRead: [...(settings.denyRead ?? []), ...(opts.denyRead as string[])],
             denySecrets: opts.denySecrets === true || settings.denySecrets === true,

@@ -25,6 +25,10 @@ export interface ExecOptions {
   /** Workspace root (default: the current directory); canonicalised with realpath. */
   workspace: string | undefined;
   network: "allow" | "deny";
+  /** Whether `network` was given (a flag or the settings file) rather than defaulted. */
+  networkExplicit?: boolean;
+  /** Hosts allowed through the filtering proxy (`--allow-domain`); the rest of the network is cut. */
+  allowDomains?: readonly string[];
   /** Extra writable directories (`--allow-write`). */
   allowWrite: readonly string[];
   /** Paths hidden from the command (`--deny-read`). */
@@ -71,7 +75,22 @@ export async function execCommand(argv: readonly string[], options: ExecOptions,
     ...(options.denySecrets ? SECRETS_DENY_READ : []),
   ];
   const env = commandEnvironment(options.env, hostEnv);
-  const provider = new LocalSandboxProvider({ network: options.network });
+  const allowDomains = options.allowDomains ?? [];
+  if (allowDomains.length > 0 && options.networkExplicit === true) {
+    throw new UsageError(
+      "--allow-domain already cuts every other network; drop --network (or network in --settings)",
+    );
+  }
+  let provider: LocalSandboxProvider;
+  try {
+    provider = new LocalSandboxProvider({
+      network: allowDomains.length > 0 ? { allow: allowDomains } : options.network,
+    });
+  } catch (error) {
+    if (isSuaveplanError(error))
+      throw new UsageError(`--allow-domain: ${error.message.replace(/^LocalSandboxProvider: /, "")}`);
+    throw error;
+  }
   const stop = new AbortController();
   let stopped: StopReason | undefined;
   const unregister = io.onStop?.((reason) => {
