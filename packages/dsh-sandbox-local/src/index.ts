@@ -53,6 +53,7 @@ export {
   PROXY_DENIAL_SIGNATURES,
 } from "./provider/local-sandbox-provider.js";
 export { DEFAULT_PROTECTED_PATHS, SECRETS_DENY_READ } from "./provider/path-policy.js";
+export { createFileProbeCache, type ProbeCache } from "./provider/probe-cache.js";
 // macOS: Seatbelt
 export {
   createSeatbeltBackend,

@@ -16,6 +16,8 @@ const argv = process.argv.slice(2);
 const iterations = Number(argv[argv.indexOf("--iterations") + 1]) || 30;
 const json = argv.includes("--json");
 const workspace = mkdtempSync(join(tmpdir(), "cli-startup-bench-"));
+// The probe cache lives in the bench's own directory: the first (warm-up) exec fills it.
+const env = { ...process.env, XDG_CACHE_HOME: join(workspace, ".cache") };
 
 const rows = [
   { name: "node -e 0", args: ["-e", "0"] },
@@ -28,7 +30,7 @@ const rows = [
 
 function once(args) {
   const started = performance.now();
-  const run = spawnSync(process.execPath, args, { cwd: workspace, stdio: ["ignore", "ignore", "pipe"] });
+  const run = spawnSync(process.execPath, args, { cwd: workspace, env, stdio: ["ignore", "ignore", "pipe"] });
   const ms = performance.now() - started;
   if (run.status !== 0) throw new Error(`${args.join(" ")} exited ${run.status}: ${run.stderr}`);
   return ms;

@@ -23,7 +23,12 @@ interface CliRun {
 function cli(args: string[], input?: string, cwd = repoRoot): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd,
+      // The CLI's probe cache goes to the scratch directory, never the user's home.
+      env: { ...process.env, XDG_CACHE_HOME: join(scratch, "cache") },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const run: CliRun = { code: null, stdout: "", stderr: "", stdoutTimes: [], exitedAt: 0 };
     child.stdout.on("data", (d: Buffer) => {
       run.stdout += d.toString();

@@ -32,7 +32,10 @@ interface Run {
   stderr: string;
 }
 
-function start(args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+/** The CLI's probe cache goes to the scratch directory, never the user's home. */
+const testEnv: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: join(scratch, "cache") };
+
+function start(args: string[], env: NodeJS.ProcessEnv = testEnv): ChildProcess {
   return spawn(process.execPath, [bin, ...args], { cwd: workspace, env, stdio: ["ignore", "pipe", "pipe"] });
 }
 
@@ -96,7 +99,7 @@ describe("exec exit codes", () => {
   it("uses 126 when no backend can confine the command (here: denyRead with only plain Landlock on PATH)", async () => {
     writeFileSync(join(workspace, "secret"), "x");
     const run = await exec(["--mode", "read-only", "--deny-read", join(workspace, "secret"), "--", "true"], {
-      ...process.env,
+      ...testEnv,
       PATH: "/nonexistent",
     });
     expect({ code: run.code, unavailable: run.stderr.includes("SANDBOX_UNAVAILABLE") }).toEqual({
@@ -139,7 +142,7 @@ describe("exec --timeout", () => {
 describe("exec environment, writes and reads", () => {
   it("passes HOME, USER, LANG, TERM and PATH through, sets --env, and never passes secrets unless named", async () => {
     const env = {
-      ...process.env,
+      ...testEnv,
       HOME: "/home/agent",
       USER: "agent",
       LANG: "C.UTF-8",

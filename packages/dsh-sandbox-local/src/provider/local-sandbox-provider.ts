@@ -17,6 +17,7 @@ import type {
   LocalConfinePolicy,
 } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
+import { landlockLauncherPath } from "../landlock/launcher-path.js";
 import { checkAllowList } from "../network/domain-allow-list.js";
 import {
   type FilteringProxy,
@@ -39,6 +40,7 @@ import {
   resolveProtectedPaths,
 } from "./path-policy.js";
 import { createPrivateTempDirs, type PrivateTempDirs } from "./private-temp-dirs.js";
+import { fileIdentity, type ProbeCache } from "./probe-cache.js";
 
 /**
  * How a refusal of the filtering proxy shows in the command's stderr: the
@@ -84,6 +86,12 @@ export interface LocalSandboxProviderOptions {
   network?: "allow" | "deny" | { allow: readonly string[] };
   /** Host UNIX sockets (absolute paths) that stay reachable under `"deny"` or an allow-list. */
   allowUnixSockets?: readonly string[];
+  /**
+   * Keep successful probes of the Linux backends between processes (e.g.
+   * {@link createFileProbeCache}), keyed by the runner binaries, kernel, boot
+   * and user; default none (every provider probes once).
+   */
+  probeCache?: ProbeCache;
   /** Resolver the filtering proxy uses for upstream hosts (default: the system's); a seam for split-horizon DNS and tests. */
   proxyLookup?: LookupFunction;
   /** Workspace-relative sub-paths or globs kept read-only under `workspace-write` (default {@link DEFAULT_PROTECTED_PATHS}). */
@@ -139,6 +147,7 @@ export class LocalSandboxProvider extends SandboxProvider {
   readonly #allowList: readonly string[];
   readonly #allowUnixSockets: readonly string[];
   readonly #proxyLookup: LookupFunction | undefined;
+  readonly #probeCache: ProbeCache | undefined;
   #proxy: FilteringProxy | undefined;
   readonly #protected: readonly string[];
   readonly #writableRoots: readonly string[];
@@ -192,6 +201,7 @@ export class LocalSandboxProvider extends SandboxProvider {
       throw invalidOption("proxyLookup must be a function like dns.lookup");
     }
     this.#proxyLookup = options.proxyLookup;
+    this.#probeCache = options.probeCache;
     const protectedPaths = checkPathList(
       options.protectedPaths ?? DEFAULT_PROTECTED_PATHS,
       "protectedPaths",
@@ -360,8 +370,15 @@ export class LocalSandboxProvider extends SandboxProvider {
   #probeOne(name: LocalBackendName): BackendProbeResult {
     let result = this.#probes.get(name);
     if (result === undefined) {
+      const key = this.#probeCacheKey(name);
+      result = key === undefined ? undefined : this.#probeCache?.read(name, key);
+      if (result !== undefined) {
+        this.#probes.set(name, result);
+        return result;
+      }
       try {
         result = this.#backend(name).probe();
+        if (key !== undefined && result.available) this.#probeCache?.write(name, key, result);
       } catch (error) {
         result = {
           backend: name,
@@ -372,6 +389,27 @@ export class LocalSandboxProvider extends SandboxProvider {
       this.#probes.set(name, result);
     }
     return result;
+  }
+
+  /**
+   * What a cached probe of `name` depends on: the user, kernel and boot, and
+   * the runner binaries it used. Undefined (never cached) for backends this
+   * provider did not build from the default factories on the real host.
+   */
+  #probeCacheKey(name: LocalBackendName): string | undefined {
+    if (this.#probeCache === undefined || this.#context.host !== nodeLocalHost) return undefined;
+    if (this.#factories[name] !== DEFAULT_BACKEND_FACTORIES[name]) return undefined;
+    if (name !== "bwrap" && name !== "landlock" && name !== "landlock+bwrap") return undefined;
+    const host = this.#context.host;
+    const bwrap = name === "landlock" ? undefined : host.findExecutable(this.#context.bwrapPath ?? "bwrap");
+    return JSON.stringify([
+      name,
+      host.uid,
+      host.kernelRelease,
+      host.readText("/proc/sys/kernel/random/boot_id")?.trim() ?? "",
+      fileIdentity(bwrap),
+      fileIdentity(this.#context.landlockLauncherPath ?? landlockLauncherPath()),
+    ]);
   }
 
   #select(): Selected {

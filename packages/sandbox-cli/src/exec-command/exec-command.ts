@@ -3,7 +3,7 @@ import { constants } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { runConfinedBash, sanitisedEnvironment } from "@suaveplan/dsh-bash-sandbox";
 import { type SandboxExecutionPolicy, SandboxPolicyService } from "@suaveplan/dsh-sandbox";
-import { LocalSandboxProvider, SECRETS_DENY_READ } from "@suaveplan/dsh-sandbox-local";
+import { createFileProbeCache, LocalSandboxProvider, SECRETS_DENY_READ } from "@suaveplan/dsh-sandbox-local";
 import { isSuaveplanError } from "@suaveplan/sandbox-core/error-codes";
 import type { CliIo } from "../cli/cli-io.js";
 import type { ExitCode } from "../cli/exit-codes.js";
@@ -85,6 +85,8 @@ export async function execCommand(argv: readonly string[], options: ExecOptions,
   try {
     provider = new LocalSandboxProvider({
       network: allowDomains.length > 0 ? { allow: allowDomains } : options.network,
+      // Probing runs three or four runner processes; keep successful probes between invocations.
+      ...(hostEnv.SUAVEPLAN_SANDBOX_PROBE_CACHE === "off" ? {} : { probeCache: createFileProbeCache() }),
     });
   } catch (error) {
     if (isSuaveplanError(error))
@@ -205,7 +207,7 @@ export async function probeCommand(options: { json: boolean }, io: CliIo): Promi
       const yesNo = (value: boolean | undefined): string => (value === true ? "yes" : "no");
       for (const p of probes) {
         const state = p.available
-          ? `available, enforcement ${p.enforcement ?? "?"}, network deny ${yesNo(p.networkDeny)}, deny-read ${yesNo(p.denyRead)}, pty ${yesNo(p.pty)}`
+          ? `available, enforcement ${p.enforcement ?? "?"}, network deny ${yesNo(p.networkDeny)}, domain allow-list ${p.domainAllowList ?? "no"}, deny-read ${yesNo(p.denyRead)}, pty ${yesNo(p.pty)}`
           : "unavailable";
         io.stdout(`${p.backend.padEnd(15)} ${state}${p.reason ? ` — ${p.reason}` : ""}\n`);
       }
