@@ -99,11 +99,12 @@ for (const name of LINUX_BACKENDS) {
       },
     );
 
-    it("background jobs, setsid and double-forked processes do not outlive the command (argv spawned directly)", async () => {
+    it("background jobs, double forks, setsid, nohup and true daemons do not outlive the command (argv spawned directly)", async () => {
       const marker = `${(Math.random() * 1000 + 600).toFixed(4)}`;
       const run = await runConfined(
         provider,
-        `sleep ${marker} & (sleep ${marker} &) ; setsid sleep ${marker} & nohup sleep ${marker} >/dev/null 2>&1 & echo started`,
+        // A background job, a double fork, setsid, nohup, and a true daemon (new session, re-parented, stdio closed).
+        `sleep ${marker} & (sleep ${marker} &) ; setsid sleep ${marker} & nohup sleep ${marker} >/dev/null 2>&1 & ( setsid sh -c 'sleep ${marker} >/dev/null 2>&1 &' & ) ; echo started`,
         readOnly,
       );
       expect(run.stdout).toBe("started\n");

@@ -4,7 +4,7 @@
 // machine noise hits every row alike. Prints medians (ms) and the ratio to
 // `node -e 0`; the target is <= 2x for both CLI rows.
 //
-//   node bench/startup.bench.mjs [--iterations N] [--json]
+//   node bench/startup.bench.mjs [--iterations N] [--json]   (after the package build)
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,21 +26,30 @@ const rows = [
     name: "suaveplan-sandbox exec --mode read-only -- true",
     args: [bin, "exec", "--mode", "read-only", "--", "true"],
   },
+  {
+    name: "the same exec, probe cache off (SUAVEPLAN_SANDBOX_PROBE_CACHE=off)",
+    args: [bin, "exec", "--mode", "read-only", "--", "true"],
+    env: { SUAVEPLAN_SANDBOX_PROBE_CACHE: "off" },
+  },
 ];
 
-function once(args) {
+function once(args, extraEnv = {}) {
   const started = performance.now();
-  const run = spawnSync(process.execPath, args, { cwd: workspace, env, stdio: ["ignore", "ignore", "pipe"] });
+  const run = spawnSync(process.execPath, args, {
+    cwd: workspace,
+    env: { ...env, ...extraEnv },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   const ms = performance.now() - started;
   if (run.status !== 0) throw new Error(`${args.join(" ")} exited ${run.status}: ${run.stderr}`);
   return ms;
 }
 
 try {
-  for (const row of rows) once(row.args); // warm the page cache
+  for (const row of rows) once(row.args, row.env); // warm the page cache
   const samples = rows.map(() => []);
   for (let i = 0; i < iterations; i++) {
-    for (const [r, row] of rows.entries()) samples[r].push(once(row.args));
+    for (const [r, row] of rows.entries()) samples[r].push(once(row.args, row.env));
   }
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
