@@ -82,7 +82,7 @@ export function createFileProbeCache(dir: string = defaultCacheDir()): ProbeCach
 function defaultCacheDir(): string {
   const xdg = process.env.XDG_CACHE_HOME;
   return join(
-    xdg !== undefined && xdg.startsWith("/") ? xdg : join(homedir(), ".cache"),
+    xdg?.startsWith("/") ? xdg : join(homedir(), ".cache"),
     "suaveplan-sandbox",
   );
 }
