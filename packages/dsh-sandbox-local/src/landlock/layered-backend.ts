@@ -175,7 +175,8 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
       networkDeny: true,
       denyRead: true,
       pty: true,
-      ...(launcherHasSeccomp() ? { domainAllowList: "full" as const } : {}),
+      // The allow-list's bridge port is the one Landlock TCP rule: ABI 4 and the seccomp filter.
+      ...(launcherCanDenyNetwork(abi) ? { domainAllowList: "full" as const } : {}),
     };
   }
 

@@ -373,3 +373,35 @@ describe("LocalSandboxProvider", () => {
     ]);
   });
 });
+
+describe("policy extensions on backends that do not implement them", () => {
+  it("fail closed instead of ignoring denyRead or writableRoots", () => {
+    const recorder: Recorder = { probes: 0, wraps: [] };
+    const provider = new TrackedProvider({
+      backends: ["seatbelt"],
+      registry: {
+        seatbelt: () => fakeBackend("seatbelt", { available: true, enforcement: "full" }, recorder),
+      },
+    });
+    writeFileSync(join(base, "secret"), "x");
+    mkdirSync(join(base, "cache"));
+    const attempt = (extra: Record<string, unknown>) => {
+      try {
+        provider.confine(["true"], {
+          mode: "workspace-write",
+          workspaceRoot: workspace,
+          ...extra,
+        } as SandboxPolicy);
+        return "confined";
+      } catch (error) {
+        return (error as { code: string }).code;
+      }
+    };
+    expect([
+      attempt({ denyRead: [join(base, "secret")] }),
+      attempt({ writableRoots: [join(base, "cache")] }),
+      attempt({}),
+    ]).toEqual(["SANDBOX_UNAVAILABLE", "SANDBOX_UNAVAILABLE", "confined"]);
+    expect(recorder.wraps.length).toBe(1);
+  });
+});

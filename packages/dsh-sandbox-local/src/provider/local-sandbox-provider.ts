@@ -65,6 +65,9 @@ export interface LocalSandboxPolicy extends SandboxPolicy {
   denyRead?: readonly string[];
 }
 
+/** The backends that implement `writableRoots`, `denyRead` (or refuse it) and `allowUnixSockets`. */
+const EXTENSION_BACKENDS: ReadonlySet<LocalBackendName> = new Set(["bwrap", "landlock", "landlock+bwrap"]);
+
 const BACKEND_NAMES: readonly LocalBackendName[] = [
   "bwrap",
   "landlock",
@@ -282,6 +285,17 @@ export class LocalSandboxProvider extends SandboxProvider {
         ? resolveProtectedPaths(this.#protected, [workspaceRoot, ...writable])
         : [];
     const denyRead = resolveDenyRead([...this.#denyRead, ...callDenyRead], workspaceRoot, writable);
+    // Backends that know nothing of these extensions must not silently ignore them.
+    if (denyRead.length > 0 && probe.denyRead === undefined) {
+      throw new SandboxUnavailableError(
+        `backend ${backend.name} cannot hide denyRead paths (it does not support them), so ${JSON.stringify(denyRead[0]?.path)} would stay readable; refusing to confine. Use bwrap or landlock+bwrap`,
+      );
+    }
+    if (writable.length > 0 && !EXTENSION_BACKENDS.has(backend.name)) {
+      throw new SandboxUnavailableError(
+        `backend ${backend.name} does not support writableRoots; refusing to confine rather than ignore them. Use a Linux backend, or drop writableRoots`,
+      );
+    }
     const local: LocalConfinePolicy = {
       mode: policy.mode,
       workspaceRoot,

@@ -81,10 +81,7 @@ export function createFileProbeCache(dir: string = defaultCacheDir()): ProbeCach
 
 function defaultCacheDir(): string {
   const xdg = process.env.XDG_CACHE_HOME;
-  return join(
-    xdg?.startsWith("/") ? xdg : join(homedir(), ".cache"),
-    "suaveplan-sandbox",
-  );
+  return join(xdg?.startsWith("/") ? xdg : join(homedir(), ".cache"), "suaveplan-sandbox");
 }
 
 /** Identity of a file for a cache key: inode, size and modification time; `missing` when absent. */
