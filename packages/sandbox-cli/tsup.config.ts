@@ -1,9 +1,25 @@
 import { defineConfig } from "tsup";
 import { createTsupConfig } from "../../tooling/tsup.preset.ts";
 
+/** Bundled into the CLI so tree-shaking keeps only what `exec` uses. */
+const BUNDLED = ["@suaveplan/dsh-bash-sandbox"];
+
 export default defineConfig(
-  createTsupConfig({
-    index: "src/index.ts",
-    bin: "src/bin.ts",
-  }),
+  createTsupConfig(
+    {
+      index: "src/index.ts",
+      bin: "src/bin.ts",
+    },
+    {
+      // Start-up: packages that find files beside their own module (the
+      // Landlock launcher, worker and runner entries) stay external.
+      // They are bundled from their sources (the `@suaveplan/source` condition),
+      // so esbuild drops every module `exec` does not use (the sanitiser comes
+      // from sandbox-core's small `./env` entry, which imports nothing).
+      noExternal: BUNDLED,
+      esbuildOptions(options) {
+        options.conditions = ["@suaveplan/source"];
+      },
+    },
+  ),
 );

@@ -3,6 +3,7 @@
 // The backend interface
 export type {
   BackendProbeResult,
+  DeniedRead,
   LocalBackend,
   LocalBackendName,
   LocalConfinePolicy,
@@ -29,6 +30,16 @@ export {
   type LayeredBackendOptions,
   landlockLauncherPath,
 } from "./landlock/index.js";
+// Network allow-list: the filtering proxy
+export { checkAllowList, hostAllowed } from "./network/domain-allow-list.js";
+export {
+  type FilteringProxy,
+  type FilteringProxyOptions,
+  PROXY_DENIAL_PREFIX,
+  PROXY_DENIAL_REASON,
+  type ProxyDenial,
+  startFilteringProxy,
+} from "./network/filtering-proxy.js";
 export {
   DEFAULT_BACKEND_FACTORIES,
   defaultBackendsFor,
@@ -36,10 +47,13 @@ export {
   type LocalBackendFactory,
 } from "./provider/backend-registry.js";
 export {
-  DEFAULT_PROTECTED_PATHS,
+  type LocalSandboxPolicy,
   LocalSandboxProvider,
   type LocalSandboxProviderOptions,
+  PROXY_DENIAL_SIGNATURES,
 } from "./provider/local-sandbox-provider.js";
+export { DEFAULT_PROTECTED_PATHS, SECRETS_DENY_READ } from "./provider/path-policy.js";
+export { createFileProbeCache, type ProbeCache } from "./provider/probe-cache.js";
 // macOS: Seatbelt
 export {
   createSeatbeltBackend,

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { classifyConfinedRun } from "@suaveplan/dsh-sandbox";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { BWRAP_RUNNER_FAILURE_RULES, LocalSandboxProvider } from "../src/index.js";
+import { BWRAP_RUNNER_FAILURE_RULES, LocalSandboxProvider, landlockLauncherPath } from "../src/index.js";
 import { runConfined, runUnconfined } from "./support/run-confined.js";
 
 const bwrapUsable = new LocalSandboxProvider({ backends: ["bwrap"] }).probe()[0]?.available === true;
@@ -44,12 +44,16 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
         available: true,
         enforcement: "full",
         networkDeny: true,
+        denyRead: true,
+        pty: true,
+        domainAllowList: "full",
         facts: {
           bwrapPath,
           bwrapVersion: version,
           userNamespace: true,
           disableUserns: true,
           callerIsRoot: process.geteuid?.() === 0,
+          socketFilter: landlockLauncherPath(),
         },
       },
     ]);
@@ -92,6 +96,8 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
         "/proc",
         "--tmpfs",
         "/dev/shm",
+        "--remount-ro",
+        "/dev",
         "--",
         "true",
       ],
@@ -120,7 +126,7 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
     const confined = provider.confine(["true"], { mode: "workspace-write", workspaceRoot: workspace });
     const tmp = confined.env?.TMPDIR as string;
     const separator = confined.argv.indexOf("--");
-    const mounts = confined.argv.slice(confined.argv.indexOf("/dev/shm") + 1, separator);
+    const mounts = confined.argv.slice(confined.argv.indexOf("--remount-ro") + 2, separator);
     expect(mounts).toEqual([
       "--bind",
       workspace,
@@ -243,7 +249,7 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
     const fetchScript = (): string =>
       `${JSON.stringify(process.execPath)} -e 'require("http").get("http://127.0.0.1:${port}/", (r) => { console.log(r.statusCode); process.exit(0); }).on("error", (e) => console.log(e.code))'`;
 
-    it('network: "deny" cuts the network (--unshare-net): 127.0.0.1 on the host is unreachable', async () => {
+    it('network: "deny" cuts the network (--unshare-net) and refuses AF_INET sockets: 127.0.0.1 on the host is unreachable', async () => {
       const deny = new LocalSandboxProvider({ backends: ["bwrap"], network: "deny" });
       const run = await runConfined(deny, fetchScript(), { mode: "read-only", workspaceRoot: workspace });
       expect({
@@ -251,7 +257,7 @@ describe.skipIf(!bwrapUsable)("bwrap on this host", () => {
         network: run.confined.network,
         unshared: run.confined.argv.includes("--unshare-net"),
       }).toEqual({
-        stdout: "ECONNREFUSED\n",
+        stdout: "EACCES\n",
         network: "deny",
         unshared: true,
       });

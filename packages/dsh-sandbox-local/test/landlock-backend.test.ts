@@ -90,6 +90,9 @@ describe("landlock probe", () => {
       reason: `workspace-write is partial: ${METADATA_GAP}`,
       facts: { landlockAbi: abi, seccomp: true, readOnlyEnforcement: "full" },
       networkDeny: true,
+      denyRead: false,
+      pty: true,
+      domainAllowList: "partial",
     });
   });
 
@@ -222,6 +225,9 @@ describe("landlock wrap", () => {
         fx.workspace,
         "--rw",
         fx.tempDir,
+        "--setenv",
+        "TMPDIR",
+        fx.tempDir,
         "--",
         "bash",
         "-c",
@@ -331,10 +337,10 @@ describe("landlock launcher", () => {
       signal: null,
       stdout: "",
       stderr:
-        "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] -- CMD [ARG]...)\n",
+        "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] [--sockets none|unix|unix+inet|tcp] [--allow-tcp-connect PORT] [--bridge PORT:SOCKET] [--setenv NAME VALUE]... [--proxy-env] [--seccomp-only] -- CMD [ARG]...)\n",
     });
     expect(runnerFailureLine(LANDLOCK_RUNNER_FAILURE_RULES, result.code, result.stderr)).toBe(
-      "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] -- CMD [ARG]...)",
+      "landlock-launcher: unknown option '--no-such-flag' (usage: landlock-launcher [--min-abi N] [--rw DIR]... [--deny-net] [--freeze-metadata] [--sockets none|unix|unix+inet|tcp] [--allow-tcp-connect PORT] [--bridge PORT:SOCKET] [--setenv NAME VALUE]... [--proxy-env] [--seccomp-only] -- CMD [ARG]...)",
     );
   });
 
@@ -386,7 +392,8 @@ describe("landlock launcher", () => {
       "--",
       "bash",
       "-c",
-      'test "$(ps -o sid= -p $$)" -eq $$ && echo own-session',
+      // The launcher leads a new session and stays as the command's parent (its subreaper).
+      `test "$(ps -o sid= -p $$)" -eq $PPID && test "$(ps -o sid= -p $$)" -ne ${process.pid} && test "$(ps -o sid= -p $PPID)" -ne "$(ps -o sid= -p ${process.pid})" && echo own-session`,
     ]);
     expect(result).toMatchObject({ code: 0, stdout: "own-session\n" });
   });

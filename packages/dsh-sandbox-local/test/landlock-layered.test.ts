@@ -65,6 +65,9 @@ describe("landlock+bwrap", () => {
       enforcement: "full",
       facts: { landlockAbi: kernelAbi(launcherPath), bwrapVersion: expect.stringMatching(/^\d+\.\d+/) },
       networkDeny: true,
+      denyRead: true,
+      pty: true,
+      domainAllowList: "full",
     });
   });
 
@@ -112,6 +115,8 @@ describe("landlock+bwrap", () => {
         "/dev",
         "--proc",
         "/proc",
+        "--remount-ro",
+        "/dev",
         "--bind",
         fx.workspace,
         fx.workspace,
@@ -133,6 +138,9 @@ describe("landlock+bwrap", () => {
         "--rw",
         fx.tempDir,
         "--deny-net",
+        "--setenv",
+        "TMPDIR",
+        fx.tempDir,
         "--",
         "true",
       ],

@@ -1,14 +1,39 @@
 #!/usr/bin/env node
+// The entry decides how to start before it imports the program, so the
+// commands that never load isolated-vm (`exec`, `probe`, `--version`,
+// `--help`) pay one plain Node start and nothing more:
+// - `--version` prints and exits;
+// - `run` and `bench` (which may load isolated-vm, needing `--no-node-snapshot`
+//   on Node 20+) re-execute at once under that flag, before any import;
+// - everything else imports the program and runs in this process.
 import { fileURLToPath } from "node:url";
-import { processIo } from "./cli/cli-io.js";
-import { reexecWithoutNodeSnapshot, runsWithoutNodeSnapshot } from "./cli/node-flags.js";
-import { runCli } from "./cli/program.js";
+import {
+  reexecWithoutNodeSnapshot,
+  runsWithoutNodeSnapshot,
+  SUBCOMMANDS_NEEDING_NO_SNAPSHOT,
+} from "./cli/node-flags.js";
+import { VERSION } from "./cli/version.js";
 
 const args = process.argv.slice(2);
-// The isolate engine (isolated-vm) needs `--no-node-snapshot` on Node 20+; re-run ourselves with it.
-const code = runsWithoutNodeSnapshot()
-  ? await runCli(args, processIo())
-  : await reexecWithoutNodeSnapshot(fileURLToPath(import.meta.url), args);
-process.exitCode = code;
-// Everything is destroyed by now; this only guards against a leaked handle keeping the CLI alive.
-setTimeout(() => process.exit(code), 2_000).unref();
+const subcommand = args[0];
+
+if (args.length === 1 && (subcommand === "--version" || subcommand === "-V")) {
+  process.stdout.write(`${VERSION}\n`);
+} else if (
+  subcommand !== undefined &&
+  SUBCOMMANDS_NEEDING_NO_SNAPSHOT.has(subcommand) &&
+  !runsWithoutNodeSnapshot()
+) {
+  process.exitCode = await reexecWithoutNodeSnapshot(fileURLToPath(import.meta.url), args);
+} else {
+  const { installStopHandling } = await import("./cli/process-stop.js");
+  installStopHandling();
+  const [{ runCli }, { processIo }] = await Promise.all([
+    import("./cli/program.js"),
+    import("./cli/cli-io.js"),
+  ]);
+  const code = await runCli(args, processIo());
+  process.exitCode = code;
+  // Everything is destroyed by now; this only guards against a leaked handle keeping the CLI alive.
+  setTimeout(() => process.exit(code), 2_000).unref();
+}

@@ -23,7 +23,12 @@ interface CliRun {
 function cli(args: string[], input?: string, cwd = repoRoot): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd,
+      // The CLI's probe cache goes to the scratch directory, never the user's home.
+      env: { ...process.env, XDG_CACHE_HOME: join(scratch, "cache") },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const run: CliRun = { code: null, stdout: "", stderr: "", stdoutTimes: [], exitedAt: 0 };
     child.stdout.on("data", (d: Buffer) => {
       run.stdout += d.toString();
@@ -194,15 +199,15 @@ describe("suaveplan-sandbox exec and probe", () => {
     expect(probes.find((p) => p.backend === "bwrap")).toMatchObject({ available: true, enforcement: "full" });
   });
 
-  it("exec requires --mode", async () => {
+  it("exec requires --mode (usage error: 125)", async () => {
     const run = await cli(["exec", "--", "true"]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(125);
     expect(run.stderr).toContain("--mode");
   });
 
   it("exec refuses a misspelt --network instead of leaving the network open", async () => {
     const run = await cli(["exec", "--mode", "read-only", "--network", "dney", "--", "true"]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(125);
     expect(run.stderr).toContain("--network");
     expect(run.stderr).toContain("dney");
   });
@@ -210,7 +215,7 @@ describe("suaveplan-sandbox exec and probe", () => {
   it("exec reports a --workspace that does not exist as a usage error naming the flag", async () => {
     const missing = join(scratch, "no-such-workspace");
     const run = await cli(["exec", "--mode", "read-only", "--workspace", missing, "--", "true"]);
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(125);
     expect(run.stderr).toContain("--workspace");
     expect(run.stderr).toContain("ENOENT");
   });

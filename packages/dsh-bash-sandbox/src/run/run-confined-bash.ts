@@ -1,22 +1,11 @@
-import { spawn } from "node:child_process";
-import { realpathSync, statSync } from "node:fs";
-import { isAbsolute, normalize, sep } from "node:path";
-import { StringDecoder } from "node:string_decoder";
-import {
-  type ConfinedArgv,
-  type ConfinedRunDialect,
-  type ConfinedRunOutcome,
-  classifyConfinedRun,
-  type SandboxEnforcement,
-  type SandboxExecutionPolicy,
-  type SandboxPolicy,
-  SandboxPolicyError,
-  type SandboxProvider,
-} from "@suaveplan/dsh-sandbox";
+import type { SandboxExecutionPolicy } from "@suaveplan/dsh-sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { truncationSentinel } from "@suaveplan/sandbox-core/resource-limiter";
-import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
-import { reapRun, stdioLinksOf } from "./reap.js";
+import {
+  type ConfinedCommandResult,
+  type ProcessEnvironment,
+  type RunConfinedCommandOptions,
+  runConfinedCommand,
+} from "./run-confined-command.js";
 
 /**
  * The environment the shell gets: `"sanitised"` (default) is the host
@@ -24,65 +13,17 @@ import { reapRun, stdioLinksOf } from "./reap.js";
  * `sanitiseEnv` rules); `"inherit"` is the host environment as is; a map is
  * used verbatim. The sandbox's own variables (e.g. `TMPDIR`) are added on top.
  */
-export type BashEnvironment = "sanitised" | "inherit" | Readonly<Record<string, string>>;
+export type BashEnvironment = ProcessEnvironment;
 
 /** Options of {@link runConfinedBash}. */
-export interface RunConfinedBashOptions {
-  /** The provider that confines the command (not called under `danger-full-access`). */
-  provider: SandboxProvider;
-  /** Working directory (default: the policy's workspace root). */
-  cwd?: string;
-  /** Environment policy (default `"sanitised"`). */
-  env?: BashEnvironment;
-  /** Wall-clock limit in ms; on expiry the whole process group is killed with SIGKILL. Default 60 000. */
-  timeout?: number;
-  /** Bytes kept per stream; the rest is dropped and a truncation sentinel appended. Default 1 MiB. */
-  maxOutputBytes?: number;
-  /** Receives stdout text as it arrives (only the part kept within `maxOutputBytes`). */
-  onStdout?: (chunk: string) => void;
-  /** Receives stderr text as it arrives (only the part kept within `maxOutputBytes`). */
-  onStderr?: (chunk: string) => void;
-  /** Aborting kills the whole process group, like a timeout. */
-  signal?: AbortSignal;
+export interface RunConfinedBashOptions extends RunConfinedCommandOptions {
   /** The shell program (default `"bash"`, looked up on the environment's `PATH`). */
   bash?: string;
 }
 
 /** What {@link runConfinedBash} returns. */
-export interface ConfinedBashResult {
-  /** Exit code, or `null` when the shell died on a signal or never started. */
-  exitCode: number | null;
-  /** The signal that ended the shell, if any. */
-  signal: NodeJS.Signals | null;
-  /** Stdout text (bounded). */
-  stdout: string;
-  /** Stderr text (bounded). */
-  stderr: string;
-  /** `ok`, `denied` (the sandbox blocked a file effect), `runner-failure` (the sandbox itself failed) or `failed`. */
-  outcome: ConfinedRunOutcome;
-  /** The stderr line (or spawn error) that proved `denied` / `runner-failure`. */
-  detail: string | undefined;
-  /** The enforcement of the backend used; `"none"` when the policy was `danger-full-access`. */
-  enforcement: SandboxEnforcement | "none";
-  /** The backend used, or `undefined` when the command ran unconfined (`danger-full-access`). */
-  backend: string | undefined;
-  /** True when the timeout (or the abort signal) killed the process group. */
-  timedOut: boolean;
-  /** True when stdout or stderr exceeded `maxOutputBytes`. */
-  truncated: boolean;
-}
+export type ConfinedBashResult = ConfinedCommandResult;
 
-const DEFAULT_TIMEOUT_MS = 60_000;
-const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
-/** The largest delay `setTimeout` honours; a larger one would fire at once. */
-const MAX_TIMEOUT_MS = 2_147_483_647;
-/**
- * How long the output pipes may stay open after the shell exited (or was
- * killed) before the processes still holding them are hunted down, and again
- * before the pipes are abandoned so the call always returns.
- */
-const PIPE_GRACE_MS = 200;
-const UNCONFINED_DIALECT: ConfinedRunDialect = { denialSignatures: [], runnerFailureRules: [] };
 /**
  * Prefixed to the command on its first line (so `line N` in bash's messages
  * stays the user's line N): closes every descriptor above 2 that the host
@@ -114,328 +55,16 @@ export async function runConfinedBash(
     throw invalid("command must be a string without NUL bytes");
   }
   if (command.trim() === "") throw invalid("command must not be empty or blank");
-  // Read the policy once: every later decision (confine or not, which root) uses this snapshot.
-  const { mode, workspaceRoot, sessionId } = checkPolicy(policy);
-  if (typeof options !== "object" || options === null || typeof options.provider?.confine !== "function") {
-    throw invalid("options.provider must be a SandboxProvider");
-  }
-  const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
-  if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0)
-    throw invalid("options.timeout must be a positive number of ms");
-  if (timeout > MAX_TIMEOUT_MS) throw invalid(`options.timeout must be at most ${MAX_TIMEOUT_MS} ms`);
-  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 0) {
-    throw invalid("options.maxOutputBytes must be a non-negative integer");
-  }
-  for (const name of ["onStdout", "onStderr"] as const) {
-    if (options[name] !== undefined && typeof options[name] !== "function") {
-      throw invalid(`options.${name} must be a function`);
-    }
-  }
-  const abort = options.signal;
-  if (
-    abort !== undefined &&
-    (typeof abort !== "object" || abort === null || typeof abort.addEventListener !== "function")
-  ) {
-    throw invalid("options.signal must be an AbortSignal");
-  }
-  const bash = options.bash ?? "bash";
+  const bash = typeof options === "object" && options !== null ? (options.bash ?? "bash") : "bash";
   if (typeof bash !== "string" || bash === "" || bash.includes("\0")) {
     throw invalid("options.bash must be a non-empty string without NUL bytes");
   }
-  const cwd = workingDirectory(options.cwd, workspaceRoot);
-  const baseEnv = environment(options.env ?? "sanitised");
-  const argv = [bash, "-c", `${CLOSE_INHERITED_FDS}${command}`];
-
-  let confined: ConfinedArgv | undefined;
-  if (mode !== "danger-full-access") {
-    const confinedPolicy: SandboxPolicy = { mode, workspaceRoot };
-    if (sessionId !== undefined) confinedPolicy.sessionId = sessionId;
-    confined = options.provider.confine(argv, confinedPolicy);
-  }
-  try {
-    return await spawnAndCollect(confined?.argv ?? argv, {
-      cwd,
-      env: { ...baseEnv, ...confined?.env },
-      timeout,
-      maxOutputBytes,
-      onStdout: options.onStdout,
-      onStderr: options.onStderr,
-      signal: abort,
-      dialect: confined ?? UNCONFINED_DIALECT,
-      confinedRun: confined !== undefined,
-      enforcement: confined?.enforcement ?? "none",
-      backend: confined === undefined ? undefined : (confined.backend ?? "unknown"),
-    });
-  } finally {
-    confined?.dispose?.();
-  }
-}
-
-interface SpawnPlan {
-  cwd: string;
-  env: Record<string, string>;
-  timeout: number;
-  maxOutputBytes: number;
-  onStdout: ((chunk: string) => void) | undefined;
-  onStderr: ((chunk: string) => void) | undefined;
-  signal: AbortSignal | undefined;
-  dialect: ConfinedRunDialect;
-  confinedRun: boolean;
-  enforcement: SandboxEnforcement | "none";
-  backend: string | undefined;
-}
-
-class BoundedStream {
-  readonly #chunks: Buffer[] = [];
-  readonly #decoder = new StringDecoder("utf8");
-  #bytes = 0;
-  truncated = false;
-
-  constructor(
-    private readonly maxBytes: number,
-    private readonly onText: ((chunk: string) => void) | undefined,
-    private readonly onCallbackError: (error: unknown) => void,
-  ) {}
-
-  push(chunk: Buffer): void {
-    if (this.truncated) return;
-    const room = this.maxBytes - this.#bytes;
-    const kept = chunk.byteLength > room ? chunk.subarray(0, Math.max(0, room)) : chunk;
-    if (chunk.byteLength > room) this.truncated = true;
-    if (kept.byteLength === 0) return;
-    this.#chunks.push(kept);
-    this.#bytes += kept.byteLength;
-    if (this.onText !== undefined) {
-      const text = this.#decoder.write(kept);
-      try {
-        if (text.length > 0) this.onText(text);
-      } catch (error) {
-        this.onCallbackError(error);
-      }
-    }
-  }
-
-  text(): string {
-    const bytes = Buffer.concat(this.#chunks);
-    if (!this.truncated) return bytes.toString("utf8");
-    // Step back over a character cut at the budget (continuation bytes are 10xxxxxx).
-    let end = bytes.byteLength;
-    let lead = end - 1;
-    while (lead > 0 && ((bytes[lead] ?? 0) & 0xc0) === 0x80) lead--;
-    const first = bytes[lead] ?? 0;
-    const need = first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
-    if (lead + need > end) end = lead;
-    return `${bytes.subarray(0, end).toString("utf8")}${truncationSentinel(this.maxBytes)}`;
-  }
-}
-
-function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<ConfinedBashResult> {
-  const [file, ...args] = argv as [string, ...string[]];
-  return new Promise((resolve, reject) => {
-    let callbackError: { error: unknown } | undefined;
-    const callbackFailed = (error: unknown): void => {
-      if (callbackError !== undefined) return;
-      callbackError = { error };
-      terminate();
-    };
-    const stdout = new BoundedStream(plan.maxOutputBytes, plan.onStdout, callbackFailed);
-    const stderr = new BoundedStream(plan.maxOutputBytes, plan.onStderr, callbackFailed);
-    let timedOut = false;
-    let exited = false;
-    let settled = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-    const child = spawn(file, args, {
-      cwd: plan.cwd,
-      env: plan.env,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    // Read while the runner still holds them: processes that later escape the
-    // group or session are found again by the pipe ends they keep open.
-    const identity = { root: child.pid ?? -1, stdioLinks: stdioLinksOf(child.pid) };
-    const killGroup = (): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // the group is already gone
-      }
-    };
-    const terminate = (): void => {
-      if (child.pid === undefined) return;
-      reapRun(identity, true);
-      killGroup();
-    };
-    const stop = (): void => {
-      if (exited) return;
-      timedOut = true;
-      terminate();
-    };
-    const timer = setTimeout(stop, plan.timeout);
-    plan.signal?.addEventListener("abort", stop, { once: true });
-    if (plan.signal?.aborted === true) stop();
-    const finish = (
-      result: Omit<ConfinedBashResult, "enforcement" | "backend" | "timedOut" | "truncated">,
-    ): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(graceTimer);
-      plan.signal?.removeEventListener("abort", stop);
-      if (callbackError !== undefined) {
-        reject(callbackError.error);
-        return;
-      }
-      resolve({
-        ...result,
-        enforcement: plan.enforcement,
-        backend: plan.backend,
-        timedOut,
-        truncated: stdout.truncated || stderr.truncated,
-      });
-    };
-    child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
-    child.once("exit", () => {
-      exited = true;
-      clearTimeout(timer);
-      // Anything the shell left running in its group or session is an orphan of this command.
-      killGroup();
-      reapRun(identity, false);
-      // A process that escaped both (setsid, double fork) may still hold the
-      // output pipes open, and "close" waits for them: find it by those pipes,
-      // and if the pipes still do not close, stop waiting for them.
-      graceTimer = setTimeout(() => {
-        reapRun(identity, true);
-        graceTimer = setTimeout(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-        }, PIPE_GRACE_MS);
-      }, PIPE_GRACE_MS);
-    });
-    child.once("error", (error: NodeJS.ErrnoException) => {
-      if (child.pid !== undefined) return; // a later error on a started child; "close" reports the result
-      const detail = `spawn failed: ${error.code ?? error.message}`;
-      finish({
-        exitCode: null,
-        signal: null,
-        stdout: "",
-        stderr: "",
-        outcome: plan.confinedRun ? "runner-failure" : "failed",
-        detail,
-      });
-    });
-    child.once("close", (exitCode: number | null, signal: NodeJS.Signals | null) => {
-      const err = stderr.text();
-      const classification = classifyConfinedRun({ exitCode, stderr: err }, plan.dialect);
-      finish({
-        exitCode,
-        signal,
-        stdout: stdout.text(),
-        stderr: err,
-        outcome: classification.outcome,
-        detail: classification.detail,
-      });
-    });
-  });
-}
-
-/**
- * Name fragments dropped under `"sanitised"` on top of `sanitiseEnv`'s rules
- * (case-insensitive): passwords under short names (`MYSQL_PWD`, `SMTP_PASS`,
- * `*_PASSWD`, `*_PASSPHRASE`), tokens that are not called tokens (`*_JWT`,
- * `*_COOKIE`, `SENTRY_DSN`), private material, and session handles such as
- * `DBUS_SESSION_BUS_ADDRESS`. `PWD` and `OLDPWD` themselves are kept.
- */
-const EXTRA_SENSITIVE = /PASS|PWD|JWT|COOKIE|DSN|PRIVATE|SESSION/i;
-const KEPT_DESPITE_FRAGMENT = new Set(["PWD", "OLDPWD"]);
-/** Shell start-up hooks: they would run host code (or override builtins) before the command. */
-const SHELL_HOOK = /^(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|BASH_FUNC_.*)$/i;
-/** A URL carrying a password in its user-info (`scheme://user:password@host`). */
-const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s@:]*:[^/\s@]+@/i;
-
-function sanitised(): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [key, value] of Object.entries(sanitiseEnv(process.env))) {
-    if (EXTRA_SENSITIVE.test(key) && !KEPT_DESPITE_FRAGMENT.has(key.toUpperCase())) continue;
-    if (SHELL_HOOK.test(key) || URL_WITH_PASSWORD.test(value)) continue;
-    kept[key] = value;
-  }
-  return kept;
-}
-
-function environment(env: BashEnvironment): Record<string, string> {
-  if (env === "sanitised") return sanitised();
-  if (env === "inherit") {
-    return Object.fromEntries(
-      Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
-    );
-  }
-  if (typeof env !== "object" || env === null || Array.isArray(env)) {
-    throw invalid('options.env must be "sanitised", "inherit" or a map of strings');
-  }
-  for (const [key, value] of Object.entries(env)) {
-    if (key === "" || key.includes("=") || key.includes("\0")) {
-      throw invalid(
-        `options.env keys must be non-empty names without "=" or NUL bytes, got ${describe(key)}`,
-      );
-    }
-    if (typeof value !== "string") throw invalid(`options.env.${key} must be a string`);
-    if (value.includes("\0")) throw invalid(`options.env.${key} must not contain NUL bytes`);
-  }
-  return { ...env };
-}
-
-function checkPolicy(policy: SandboxExecutionPolicy): SandboxExecutionPolicy {
-  if (typeof policy !== "object" || policy === null) throw new SandboxPolicyError("policy must be an object");
-  const { mode, workspaceRoot, sessionId } = policy;
-  if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
-    throw new SandboxPolicyError(
-      'policy.mode must be "read-only", "workspace-write" or "danger-full-access"',
-    );
-  }
-  if (typeof workspaceRoot !== "string" || !isAbsolute(workspaceRoot)) {
-    throw new SandboxPolicyError("policy.workspaceRoot must be an absolute path");
-  }
-  if (sessionId !== undefined && typeof sessionId !== "string") {
-    throw new SandboxPolicyError("policy.sessionId must be a string when present");
-  }
-  return sessionId === undefined ? { mode, workspaceRoot } : { mode, workspaceRoot, sessionId };
-}
-
-/**
- * The canonical working directory: `cwd` (default: the workspace root), which
- * must exist, be a directory and lie inside the canonical workspace root.
- */
-function workingDirectory(cwd: unknown, workspaceRoot: string): string {
-  const root = canonical(workspaceRoot);
-  if (root === undefined) {
-    throw new SandboxPolicyError("policy.workspaceRoot must name an existing directory");
-  }
-  if (cwd === undefined) return root;
-  if (typeof cwd !== "string" || !isAbsolute(cwd) || cwd.includes("\0")) {
-    throw invalid("options.cwd must be an absolute path");
-  }
-  const real = canonical(cwd);
-  if (real === undefined) throw invalid("options.cwd must name an existing directory");
-  if (real !== root && !real.startsWith(root.endsWith(sep) ? root : `${root}${sep}`)) {
-    throw invalid("options.cwd must lie inside policy.workspaceRoot");
-  }
-  return real;
-}
-
-function canonical(path: string): string | undefined {
-  try {
-    const real = normalize(realpathSync.native(path));
-    return statSync(real).isDirectory() ? real : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function describe(value: string): string {
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return runConfinedCommand(
+    [bash, "-c", `${CLOSE_INHERITED_FDS}${command}`],
+    policy,
+    options,
+    "runConfinedBash",
+  );
 }
 
 function invalid(message: string): SandboxError {

@@ -1,5 +1,6 @@
 export type {
   BackendProbeResult,
+  DeniedRead,
   LocalBackend,
   LocalBackendName,
   LocalConfinePolicy,

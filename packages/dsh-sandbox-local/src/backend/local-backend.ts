@@ -17,16 +17,47 @@ export interface BackendProbeResult {
   facts?: Readonly<Record<string, string | number | boolean>>;
   /** Whether `network: "deny"` is enforced by this backend here. */
   networkDeny?: boolean;
+  /** Whether this backend can hide `denyRead` paths here (bwrap masks them; Landlock cannot subtract reads). */
+  denyRead?: boolean;
+  /** Whether a confined command can open a pty here (`/dev/ptmx` and `/dev/pts` usable). */
+  pty?: boolean;
+  /**
+   * How this backend enforces a domain allow-list here: `"full"` — the command's
+   * only network is the proxy (bwrap's empty network namespace plus a bridge);
+   * `"partial"` — TCP connect is limited to the proxy's port, on any address
+   * (plain Landlock). Absent: it cannot.
+   */
+  domainAllowList?: "full" | "partial";
+}
+
+/** A path whose contents the command must not read (canonical, existing at `confine` time). */
+export interface DeniedRead {
+  /** Absolute canonical path. */
+  path: string;
+  /** True for a directory (masked by an empty read-only directory), false for a file (masked by `/dev/null`). */
+  directory: boolean;
 }
 
 /** The per-call policy a backend receives: the contract's policy plus local operator options. */
 export interface LocalConfinePolicy extends SandboxPolicy {
-  /** `"deny"` cuts the network (bwrap `--unshare-net`, Landlock ABI 4 TCP rules). Default `"allow"`. */
-  network: "allow" | "deny";
+  /**
+   * `"deny"` cuts the network (bwrap `--unshare-net`, Landlock ABI 4 TCP rules);
+   * `"allow-list"` cuts it too except for the provider's filtering proxy at
+   * {@link LocalConfinePolicy.proxySocket}. Default `"allow"`.
+   */
+  network: "allow" | "deny" | "allow-list";
+  /** The filtering proxy's UNIX socket, under `network: "allow-list"`. */
+  proxySocket?: string;
+  /** Host UNIX sockets left reachable under `"deny"` / `"allow-list"` (not masked). */
+  allowUnixSockets?: readonly string[];
   /** Absolute canonical paths under the workspace that stay read-only (e.g. `.git/hooks`). */
   protectedPaths: readonly string[];
   /** Absolute canonical private temp directory for `workspace-write` (exported as `TMPDIR`). */
   tempDir: string | undefined;
+  /** Extra absolute canonical directories writable under `workspace-write` (beside the workspace and temp area). */
+  writableRoots?: readonly string[];
+  /** Paths the command must not read; a backend that cannot hide them throws `SandboxUnavailableError`. */
+  denyRead?: readonly DeniedRead[];
 }
 
 /** One confinement mechanism. `wrap` is pure: it only builds the argv (probing happens once, elsewhere). */

@@ -17,6 +17,8 @@ const NS_FAIL: HostRunResult = {
     "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.\n",
 };
 
+const LAUNCHER = "/opt/suaveplan/landlock-launcher";
+
 function hostWith(
   answer: (args: readonly string[]) => HostRunResult,
   extra: Parameters<typeof createFakeHost>[0] = {},
@@ -31,7 +33,7 @@ function hostWith(
 describe("bwrap backend probe (host seam)", () => {
   it("reports why not on a non-Linux host, without running anything", () => {
     const host = createFakeHost({ platform: "darwin" });
-    expect(createBwrapBackend({ host }).probe()).toEqual({
+    expect(createBwrapBackend({ host, launcherPath: LAUNCHER }).probe()).toEqual({
       backend: "bwrap",
       available: false,
       reason: "bubblewrap runs only on Linux; this host is darwin",
@@ -52,7 +54,7 @@ describe("bwrap backend probe (host seam)", () => {
       executables: { bwrap: "/usr/bin/bwrap" },
       run: () => ({ status: 0, stdout: "bubblewrap 0.3.3\n", stderr: "" }),
     });
-    expect(createBwrapBackend({ host }).probe()).toEqual({
+    expect(createBwrapBackend({ host, launcherPath: LAUNCHER }).probe()).toEqual({
       backend: "bwrap",
       available: false,
       reason:
@@ -63,17 +65,21 @@ describe("bwrap backend probe (host seam)", () => {
 
   it("runs one confined probe with a user namespace and the network cut when that works", () => {
     const host = hostWith(() => OK_STATUS);
-    expect(createBwrapBackend({ host }).probe()).toEqual({
+    expect(createBwrapBackend({ host, launcherPath: LAUNCHER }).probe()).toEqual({
       backend: "bwrap",
       available: true,
       enforcement: "full",
       networkDeny: true,
+      denyRead: true,
+      pty: true,
+      domainAllowList: "full",
       facts: {
         bwrapPath: "/usr/bin/bwrap",
         bwrapVersion: "0.8.0",
         userNamespace: true,
         disableUserns: true,
         callerIsRoot: false,
+        socketFilter: LAUNCHER,
       },
     });
     expect(host.calls.map((c) => c.args.slice(0, 6))).toEqual([
@@ -86,7 +92,26 @@ describe("bwrap backend probe (host seam)", () => {
         "--unshare-uts",
         "--unshare-net",
       ],
+      ["--seccomp-only", "--sockets", "unix", "--", "true"],
     ]);
+  });
+  it("reports networkDeny false, and why, when the launcher's socket-family filter cannot run", () => {
+    const host = hostWith((args) =>
+      args[0] === "--seccomp-only"
+        ? {
+            status: 121,
+            stdout: "",
+            stderr: "landlock-launcher: installing the seccomp filter failed: EINVAL\n",
+          }
+        : OK_STATUS,
+    );
+    const probe = createBwrapBackend({ host, launcherPath: LAUNCHER }).probe();
+    expect({ available: probe.available, networkDeny: probe.networkDeny, reason: probe.reason }).toEqual({
+      available: true,
+      networkDeny: false,
+      reason:
+        "network deny unavailable: the launcher's socket-family filter did not run (landlock-launcher: installing the seccomp filter failed: EINVAL)",
+    });
   });
 
   it("falls back to no network namespace and reports networkDeny false", () => {
@@ -95,7 +120,7 @@ describe("bwrap backend probe (host seam)", () => {
         ? { status: 1, stdout: "", stderr: "bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted\n" }
         : OK_STATUS,
     );
-    const probe = createBwrapBackend({ host }).probe();
+    const probe = createBwrapBackend({ host, launcherPath: LAUNCHER }).probe();
     expect({ available: probe.available, networkDeny: probe.networkDeny }).toEqual({
       available: true,
       networkDeny: false,
@@ -104,12 +129,13 @@ describe("bwrap backend probe (host seam)", () => {
 
   it("as root without user namespaces, falls back to privileged bwrap (caps still dropped)", () => {
     const host = hostWith((args) => (args.includes("--unshare-user") ? NS_FAIL : OK_STATUS), { uid: 0 });
-    expect(createBwrapBackend({ host }).probe().facts).toEqual({
+    expect(createBwrapBackend({ host, launcherPath: LAUNCHER }).probe().facts).toEqual({
       bwrapPath: "/usr/bin/bwrap",
       bwrapVersion: "0.8.0",
       userNamespace: false,
       disableUserns: false,
       callerIsRoot: true,
+      socketFilter: LAUNCHER,
     });
   });
 
@@ -119,7 +145,7 @@ describe("bwrap backend probe (host seam)", () => {
       stdout: "CapEff:\t000001ffffffffff\nNoNewPrivs:\t1\n",
       stderr: "",
     }));
-    expect(createBwrapBackend({ host }).probe()).toEqual({
+    expect(createBwrapBackend({ host, launcherPath: LAUNCHER }).probe()).toEqual({
       backend: "bwrap",
       available: false,
       reason:
@@ -132,14 +158,16 @@ describe("bwrap backend probe (host seam)", () => {
     const host = hostWith(() => NS_FAIL, {
       files: { "/proc/sys/kernel/apparmor_restrict_unprivileged_userns": "1\n" },
     });
-    expect(createBwrapBackend({ host }).probe().reason).toBe(
+    expect(createBwrapBackend({ host, launcherPath: LAUNCHER }).probe().reason).toBe(
       'AppArmor restricts unprivileged user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns=1): give bwrap an AppArmor profile that allows "userns", or set the sysctl to 0 (bwrap said: "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.")',
     );
   });
 
   it("names a container that forbids namespaces", () => {
     const host = hostWith(() => NS_FAIL, { files: { "/.dockerenv": "" } });
-    expect(createBwrapBackend({ host }).probe().reason).toMatch(/^no user namespaces in this container: /);
+    expect(createBwrapBackend({ host, launcherPath: LAUNCHER }).probe().reason).toMatch(
+      /^no user namespaces in this container: /,
+    );
   });
 });
 
@@ -190,13 +218,15 @@ describe("bwrap backend wrap (host seam)", () => {
 
   it('masks the host\'s file-system UNIX sockets under network "deny", after every other bind', () => {
     const backend = createBwrapBackend({
+      launcherPath: LAUNCHER,
       host: hostWith(() => OK_STATUS),
       hostUnixSockets: () => ["/run/docker.sock", "/ws/dev.sock"],
     });
     const argv = backend.wrap(["true"], policy, backend.probe()).argv;
     const end = argv.indexOf("--");
-    // The protected path's read-only bind, then one /dev/null mask per socket.
-    expect(argv.slice(end - 8, end + 2)).toEqual([
+    // The protected path's read-only bind, one /dev/null mask per socket, then the socket-family filter.
+    const filter = argv.indexOf(LAUNCHER);
+    expect(argv.slice(filter - 9, filter + 6)).toEqual([
       "/ws/.git/hooks",
       "/ws/.git/hooks",
       "--ro-bind",
@@ -206,13 +236,20 @@ describe("bwrap backend wrap (host seam)", () => {
       "/dev/null",
       "/ws/dev.sock",
       "--",
+      LAUNCHER,
+      "--seccomp-only",
+      "--sockets",
+      "unix",
+      "--",
       "true",
     ]);
+    expect(end).toBe(filter - 1);
   });
 
   it('leaves sockets alone under network "allow"', () => {
     let asked = false;
     const backend = createBwrapBackend({
+      launcherPath: LAUNCHER,
       host: hostWith(() => OK_STATUS),
       hostUnixSockets: () => {
         asked = true;

@@ -1,8 +1,15 @@
 import { type ConfinedArgv, SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
-import { hostUnixSocketPaths, unixSocketMasks } from "../internal/host-unix-sockets.js";
-import { pathAncestorsBetween } from "../internal/paths.js";
+import { denyReadMasks } from "../internal/deny-read-masks.js";
+import {
+  hostUnixSocketPaths,
+  maskedSockets,
+  NAMESPACE_PROXY_PORT,
+  unixSocketMasks,
+} from "../internal/host-unix-sockets.js";
+import { isWithin, pathAncestorsBetween } from "../internal/paths.js";
+import { landlockLauncherPath } from "../landlock/launcher-path.js";
 import { explainBwrapFailure } from "./bwrap-diagnosis.js";
 import {
   BWRAP_DENIAL_SIGNATURES,
@@ -23,6 +30,12 @@ export interface BwrapBackendOptions {
    * (default: those bound now, from `/proc/net/unix`; a seam for tests).
    */
   hostUnixSockets?: (() => readonly string[]) | undefined;
+  /**
+   * The Landlock launcher, used inside bwrap (`--seccomp-only`) for its
+   * seccomp socket-family filter under `network: "deny"` (default: the one
+   * built into this package). Without it, bwrap reports `networkDeny: false`.
+   */
+  launcherPath?: string | undefined;
 }
 
 /** The oldest bwrap with every flag used here (`--cap-drop`, `--die-with-parent`, `--new-session`). */
@@ -69,7 +82,12 @@ function isolationFlags(variant: Variant): string[] {
   return flags;
 }
 
-/** The base filesystem: read-only `/`, a fresh `/dev` and `/proc`, a private `/dev/shm`. */
+/**
+ * The base filesystem: read-only `/`, a fresh `/dev` and `/proc`, a private
+ * `/dev/shm`; then `/dev` itself is remounted read-only, so nothing can be
+ * created there while the device nodes (`/dev/null`, the ptys of its own
+ * `/dev/pts` instance) stay usable and `/dev/shm` (its own mount) writable.
+ */
 const BASE_MOUNTS: readonly string[] = Object.freeze([
   "--ro-bind",
   "/",
@@ -80,7 +98,12 @@ const BASE_MOUNTS: readonly string[] = Object.freeze([
   "/proc",
   "--tmpfs",
   "/dev/shm",
+  "--remount-ro",
+  "/dev",
 ]);
+
+/** Inside bwrap, under network deny: only AF_UNIX sockets (host socket files are masked, the namespace is empty). */
+const SOCKET_FILTER_ARGS: readonly string[] = Object.freeze(["--seccomp-only", "--sockets", "unix"]);
 
 /**
  * The Linux bubblewrap backend. The confined process sees `/` read-only, a
@@ -96,11 +119,26 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
   const host = options.host ?? nodeLocalHost;
   const hostUnixSockets = options.hostUnixSockets ?? hostUnixSocketPaths;
   const timeoutMs = options.probeTimeoutMs ?? 10_000;
+  const launcherPath = options.launcherPath ?? landlockLauncherPath();
 
   const unavailable = (reason: string, facts?: BackendProbeResult["facts"]): BackendProbeResult => {
     const result: BackendProbeResult = { backend: "bwrap", available: false, reason };
     if (facts !== undefined) result.facts = facts;
     return result;
+  };
+
+  /** Undefined when the launcher's socket filter runs here; else why not. */
+  const socketFilterCheck = (): string | undefined => {
+    if (host.findExecutable(launcherPath) === undefined) {
+      return "the socket-family filter needs the Landlock launcher, which is not built (run the package build with a C compiler)";
+    }
+    const run = host.run(launcherPath, [...SOCKET_FILTER_ARGS, "--", "true"], timeoutMs);
+    if (run.status === 0) return undefined;
+    const line = run.stderr
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.trim();
+    return `the launcher's socket-family filter did not run (${run.errorCode ?? line ?? `exit ${run.status}`})`;
   };
 
   return {
@@ -161,19 +199,27 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
               { bwrapVersion },
             );
           }
-          return {
+          // Network deny also needs the launcher's socket-family filter (no AF_NETLINK, AF_VSOCK …).
+          const filter = variant.network ? socketFilterCheck() : undefined;
+          const result: BackendProbeResult = {
             backend: "bwrap",
             available: true,
             enforcement: "full",
-            networkDeny: variant.network,
+            networkDeny: variant.network && filter === undefined,
+            denyRead: true,
+            pty: true,
+            ...(variant.network && filter === undefined ? { domainAllowList: "full" as const } : {}),
             facts: {
               bwrapPath: bwrap,
               bwrapVersion,
               userNamespace: variant.userNamespace,
               disableUserns: variant.disableUserns,
               callerIsRoot,
+              ...(variant.network && filter === undefined ? { socketFilter: launcherPath } : {}),
             },
           };
+          if (filter !== undefined) result.reason = `network deny unavailable: ${filter}`;
+          return result;
         }
         firstFailure ??=
           run.errorCode !== undefined ? `could not start bwrap (${run.errorCode})` : run.stderr;
@@ -189,41 +235,71 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
           `bwrap cannot confine here: ${probe.reason ?? "it was not probed as available"}`,
         );
       }
-      if (policy.network === "deny" && probe.networkDeny !== true) {
+      if (policy.network !== "allow" && probe.networkDeny !== true) {
         throw new SandboxUnavailableError(
-          'bwrap cannot enforce network "deny" here: --unshare-net failed its probe',
+          `bwrap cannot enforce network "${policy.network}" here: --unshare-net failed its probe`,
         );
       }
       const variant: Variant = {
         userNamespace: facts.userNamespace === true,
         disableUserns: facts.disableUserns === true,
-        network: policy.network === "deny",
+        network: policy.network !== "allow",
       };
       const args = [bwrap, ...isolationFlags(variant), ...BASE_MOUNTS];
       const env: Record<string, string> = {};
       if (policy.mode === "workspace-write") {
+        const roots = [policy.workspaceRoot, ...(policy.writableRoots ?? [])];
         args.push("--bind", policy.workspaceRoot, policy.workspaceRoot);
         if (policy.tempDir !== undefined) {
           args.push("--bind", policy.tempDir, policy.tempDir, "--setenv", "TMPDIR", policy.tempDir);
           env.TMPDIR = policy.tempDir;
         }
-        // Bind every directory between the workspace and a protected path onto
+        for (const root of policy.writableRoots ?? []) args.push("--bind", root, root);
+        // Bind every directory between a writable root and a protected path onto
         // itself: a mount point cannot be renamed or removed (EBUSY), so `.git`
         // cannot be moved aside and replaced. All writable binds come first;
         // the read-only re-binds last, so none is covered by a later bind.
         const protectedPaths = [...policy.protectedPaths].sort((a, b) => depth(a) - depth(b));
         const ancestors = new Set<string>();
         for (const path of protectedPaths) {
-          for (const ancestor of pathAncestorsBetween(policy.workspaceRoot, path)) ancestors.add(ancestor);
+          const root = roots.filter((r) => isWithin(r, path)).sort((a, b) => depth(b) - depth(a))[0];
+          if (root === undefined) continue;
+          for (const ancestor of pathAncestorsBetween(root, path)) ancestors.add(ancestor);
         }
         for (const ancestor of [...ancestors].sort((a, b) => depth(a) - depth(b))) {
           args.push("--bind", ancestor, ancestor);
         }
         for (const path of protectedPaths) args.push("--ro-bind", path, path);
       }
+      // Hide denied reads: an empty read-only directory over a directory, /dev/null over a file.
+      args.push(...denyReadMasks(policy.denyRead ?? []));
       // A network namespace of its own does not cut file-system UNIX sockets
       // (docker.sock, an SSH agent, D-Bus): mask them, after every other bind.
-      if (variant.network) args.push(...unixSocketMasks(hostUnixSockets()));
+      if (variant.network) args.push(...unixSocketMasks(maskedSockets(hostUnixSockets(), policy)));
+      const socketFilter = facts.socketFilter;
+      if (variant.network && typeof socketFilter !== "string") {
+        throw new SandboxUnavailableError(
+          `bwrap cannot enforce network "${policy.network}" here: the socket-family filter was not probed as available`,
+        );
+      }
+      // Under network deny, the launcher inside bwrap refuses every socket family but AF_UNIX;
+      // under an allow-list it also bridges 127.0.0.1:3128 (in the empty namespace) to the proxy.
+      if (policy.network === "deny") args.push("--", socketFilter as string, ...SOCKET_FILTER_ARGS);
+      if (policy.network === "allow-list") {
+        if (policy.proxySocket === undefined) {
+          throw new SandboxUnavailableError('bwrap: network "allow-list" needs the provider\'s proxy socket');
+        }
+        args.push(
+          "--",
+          socketFilter as string,
+          "--seccomp-only",
+          "--sockets",
+          "unix+inet",
+          "--bridge",
+          `${NAMESPACE_PROXY_PORT}:${policy.proxySocket}`,
+          "--proxy-env",
+        );
+      }
       args.push("--", ...argv);
       const confined: ConfinedArgv = {
         argv: args,

@@ -1,4 +1,5 @@
 import { lstatSync, readFileSync } from "node:fs";
+import type { LocalConfinePolicy } from "../backend/local-backend.js";
 import { isWithin } from "./paths.js";
 
 /** Where the kernel lists this network namespace's UNIX sockets. */
@@ -63,4 +64,16 @@ export function hostUnixSocketPaths(source: HostUnixSocketSource = realSource): 
  */
 export function unixSocketMasks(paths: readonly string[]): string[] {
   return paths.flatMap((path) => ["--ro-bind", "/dev/null", path]);
+}
+
+/** The bridge's port inside the command's own network namespace (nothing else listens there). */
+export const NAMESPACE_PROXY_PORT = 3128;
+
+/** Host sockets to mask: every one but the proxy's and those the operator allowed. */
+export function maskedSockets(sockets: readonly string[], policy: LocalConfinePolicy): string[] {
+  const keep = new Set([
+    ...(policy.allowUnixSockets ?? []),
+    ...(policy.proxySocket === undefined ? [] : [policy.proxySocket]),
+  ]);
+  return sockets.filter((path) => !keep.has(path));
 }

@@ -82,6 +82,9 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
       ...(reasons.length > 0 ? { reason: reasons.join("; ") } : {}),
       facts: { landlockAbi: abi, seccomp, readOnlyEnforcement: readOnly.enforcement },
       networkDeny,
+      denyRead: false,
+      pty: true,
+      ...(networkDeny ? { domainAllowList: "partial" as const } : {}),
     };
   }
 
@@ -91,6 +94,12 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
     probeResult: BackendProbeResult,
   ): ConfinedArgv {
     const abi = checkWrapInputs("landlock", argv, policy, probeResult);
+    const hidden = policy.denyRead ?? [];
+    if (hidden.length > 0) {
+      throw new SandboxUnavailableError(
+        `The landlock backend cannot hide policy.denyRead path ${JSON.stringify(hidden[0]?.path)}${hidden.length > 1 ? ` (and ${hidden.length - 1} more)` : ""}: Landlock grants reads beneath "/" and cannot subtract a sub-path from an allowed parent. Use the bwrap or landlock+bwrap backend, or drop denyRead`,
+      );
+    }
     const atRisk = protectedPathsAtRisk(policy);
     if (atRisk.length > 0) {
       throw new SandboxUnavailableError(
@@ -98,9 +107,20 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
       );
     }
     const denyNetwork = policy.network === "deny";
-    if (denyNetwork && probeResult.networkDeny !== true) {
+    const allowList = policy.network === "allow-list";
+    if ((denyNetwork || allowList) && probeResult.networkDeny !== true) {
       throw new SandboxUnavailableError(
-        `The landlock backend cannot enforce policy.network "deny" here (${probeResult.reason ?? "probe reported no network deny"}). Use a backend that can, or allow the network`,
+        `The landlock backend cannot enforce policy.network "${policy.network}" here (${probeResult.reason ?? "probe reported no network deny"}). Use a backend that can, or allow the network`,
+      );
+    }
+    if (policy.network !== "allow" && (policy.allowUnixSockets ?? []).length > 0) {
+      throw new SandboxUnavailableError(
+        "The landlock backend cannot allow chosen UNIX sockets (allowUnixSockets) while cutting the network: seccomp cannot tell socket paths apart and Landlock does not govern connect() to a socket file. Use bwrap or landlock+bwrap",
+      );
+    }
+    if (allowList && policy.proxySocket === undefined) {
+      throw new SandboxUnavailableError(
+        'The landlock backend needs the provider\'s proxy socket for network "allow-list"',
       );
     }
     const seccomp = probeResult.facts?.seccomp === true;
@@ -109,12 +129,21 @@ export function createLandlockBackend(options: LandlockBackendOptions = {}): Loc
       argv: launcherArgv(launcherPath, abi, argv, policy, {
         denyNetwork,
         freezeMetadata: seccomp && policy.mode === "read-only",
+        // Allow-list: TCP stream sockets only, connect only to a bridge port on
+        // 127.0.0.1 that relays to the proxy's UNIX socket.
+        ...(allowList
+          ? {
+              sockets: "tcp" as const,
+              bridge: { port: 0, socket: policy.proxySocket as string },
+              proxyEnv: true,
+            }
+          : {}),
       }),
       enforcement: landlockEnforcement(abi, policy.mode, seccomp).enforcement,
       denialSignatures: LANDLOCK_DENIAL_SIGNATURES,
       runnerFailureRules: LANDLOCK_RUNNER_FAILURE_RULES,
       ...(env !== undefined ? { env } : {}),
-      network: denyNetwork ? "deny" : "allow",
+      network: policy.network,
       backend: "landlock",
     };
   }

@@ -8,6 +8,7 @@ export function writableRoots(policy: LocalConfinePolicy): string[] {
   if (policy.mode !== "workspace-write") return [];
   const roots = [policy.workspaceRoot];
   if (policy.tempDir !== undefined && policy.tempDir !== policy.workspaceRoot) roots.push(policy.tempDir);
+  for (const root of policy.writableRoots ?? []) if (!roots.includes(root)) roots.push(root);
   return roots;
 }
 
@@ -66,15 +67,31 @@ export function checkWrapInputs(
   return abi;
 }
 
+/** Which `socket(2)` families the launcher's seccomp filter lets through (`--sockets`). */
+export type LauncherSocketPolicy = "none" | "unix" | "unix+inet" | "tcp";
+
 /** Seccomp-backed launcher features for one call. */
 export interface LauncherFlags {
   /** `--deny-net`: Landlock TCP rules plus the non-unix socket filter. */
   denyNetwork: boolean;
   /** `--freeze-metadata`: refuse chmod/chown/utimes/xattr/chattr everywhere (read-only mode). */
   freezeMetadata: boolean;
+  /** `--sockets`: the socket families allowed (not with `denyNetwork`, which refuses every one). */
+  sockets?: LauncherSocketPolicy | undefined;
+  /** `--allow-tcp-connect`: with Landlock TCP rules, the one port the command may connect to. */
+  allowTcpConnect?: number | undefined;
+  /** `--bridge`: relay 127.0.0.1:port (0: a free port) to this UNIX socket. */
+  bridge?: { port: number; socket: string } | undefined;
+  /** `--proxy-env`: point HTTP_PROXY and friends at the bridge. */
+  proxyEnv?: boolean | undefined;
 }
 
-/** The launcher's own argv: ABI floor, writable roots, seccomp flags, separator, then the command. */
+/**
+ * The launcher's own argv: ABI floor, writable roots, seccomp flags, the
+ * private temp area as `TMPDIR` (so the argv is self-sufficient: a consumer
+ * that spawns it without merging `env` still gets a working `mktemp`),
+ * separator, then the command.
+ */
 export function launcherArgv(
   launcherPath: string,
   abi: number,
@@ -86,6 +103,12 @@ export function launcherArgv(
   for (const root of writableRoots(policy)) out.push("--rw", root);
   if (flags.denyNetwork) out.push("--deny-net");
   if (flags.freezeMetadata) out.push("--freeze-metadata");
+  if (flags.sockets !== undefined && !flags.denyNetwork) out.push("--sockets", flags.sockets);
+  if (flags.allowTcpConnect !== undefined) out.push("--allow-tcp-connect", String(flags.allowTcpConnect));
+  if (flags.bridge !== undefined) out.push("--bridge", `${flags.bridge.port}:${flags.bridge.socket}`);
+  if (flags.proxyEnv === true) out.push("--proxy-env");
+  const env = tempEnv(policy);
+  if (env !== undefined) for (const [name, value] of Object.entries(env)) out.push("--setenv", name, value);
   out.push("--", ...argv);
   return out;
 }

@@ -4,7 +4,13 @@ import { delimiter, join } from "node:path";
 import type { ConfinedArgv } from "@suaveplan/dsh-sandbox";
 import { SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/index.js";
-import { hostUnixSocketPaths, unixSocketMasks } from "../internal/host-unix-sockets.js";
+import { denyReadMasks } from "../internal/deny-read-masks.js";
+import {
+  hostUnixSocketPaths,
+  maskedSockets,
+  NAMESPACE_PROXY_PORT,
+  unixSocketMasks,
+} from "../internal/host-unix-sockets.js";
 import { DEFAULT_PROBE_TIMEOUT_MS } from "./landlock-backend.js";
 import { LAYERED_DENIAL_SIGNATURES, LAYERED_RUNNER_FAILURE_RULES } from "./landlock-dialect.js";
 import {
@@ -71,9 +77,12 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     protectedBinds: readonly string[],
   ): string[] {
     const denyNetwork = policy.network === "deny";
+    const allowList = policy.network === "allow-list";
+    const ownNetwork = denyNetwork || allowList;
     const out = [bwrap, "--die-with-parent", "--unshare-pid"];
-    if (denyNetwork) out.push("--unshare-net");
-    out.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc");
+    if (ownNetwork) out.push("--unshare-net");
+    // A fresh /dev (its own /dev/pts, so ptys work), remounted read-only: nothing can be created there.
+    out.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/dev");
     const roots = writableRoots(policy);
     for (const root of roots) out.push("--bind", root, root);
     // Every directory between a writable root and a protected path is bound
@@ -87,13 +96,27 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     for (const dir of [...ancestors].sort((a, b) => depth(a) - depth(b))) out.push("--bind", dir, dir);
     for (const path of [...protectedBinds].sort((a, b) => depth(a) - depth(b)))
       out.push("--ro-bind", path, path);
+    // Hide denied reads (Landlock cannot subtract them from the read-everywhere rule).
+    out.push(...denyReadMasks(policy.denyRead ?? []));
     // The network namespace does not cut file-system UNIX sockets: mask them, after every other bind.
-    if (denyNetwork) out.push(...unixSocketMasks(hostUnixSockets()));
+    if (ownNetwork) out.push(...unixSocketMasks(maskedSockets(hostUnixSockets(), policy)));
+    // Allowed host UNIX sockets need AF_UNIX: then the empty namespace gets the family filter
+    // instead of --deny-net (which refuses every socket).
+    const unixAllowed = (policy.allowUnixSockets ?? []).length > 0;
+    const fullDeny = denyNetwork && launcherCanDenyNetwork(abi) && !unixAllowed;
     out.push(
       "--",
       ...launcherArgv(launcherPath, abi, argv, policy, {
-        denyNetwork: denyNetwork && launcherCanDenyNetwork(abi),
+        denyNetwork: fullDeny,
+        sockets: allowList
+          ? "unix+inet"
+          : denyNetwork && !fullDeny && launcherHasSeccomp()
+            ? "unix"
+            : undefined,
         freezeMetadata: policy.mode === "read-only" && launcherHasSeccomp(),
+        ...(allowList && policy.proxySocket !== undefined
+          ? { bridge: { port: NAMESPACE_PROXY_PORT, socket: policy.proxySocket }, proxyEnv: true }
+          : {}),
       }),
     );
     return out;
@@ -144,7 +167,17 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
         facts,
       };
     }
-    return { backend: "landlock+bwrap", available: true, enforcement: "full", facts, networkDeny: true };
+    return {
+      backend: "landlock+bwrap",
+      available: true,
+      enforcement: "full",
+      facts,
+      networkDeny: true,
+      denyRead: true,
+      pty: true,
+      // The allow-list's bridge port is the one Landlock TCP rule: ABI 4 and the seccomp filter.
+      ...(launcherCanDenyNetwork(abi) ? { domainAllowList: "full" as const } : {}),
+    };
   }
 
   function wrap(
@@ -175,7 +208,7 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
       denialSignatures: LAYERED_DENIAL_SIGNATURES,
       runnerFailureRules: LAYERED_RUNNER_FAILURE_RULES,
       ...(env !== undefined ? { env } : {}),
-      network: policy.network === "deny" ? "deny" : "allow",
+      network: policy.network,
       backend: "landlock+bwrap",
     };
   }

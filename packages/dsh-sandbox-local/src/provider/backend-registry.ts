@@ -31,7 +31,12 @@ export type LocalBackendFactory = (context: LocalBackendContext) => LocalBackend
  */
 export const DEFAULT_BACKEND_FACTORIES: Readonly<Record<LocalBackendName, LocalBackendFactory>> =
   Object.freeze({
-    bwrap: (ctx: LocalBackendContext) => createBwrapBackend({ host: ctx.host, bwrapPath: ctx.bwrapPath }),
+    bwrap: (ctx: LocalBackendContext) =>
+      createBwrapBackend({
+        host: ctx.host,
+        bwrapPath: ctx.bwrapPath,
+        ...(ctx.landlockLauncherPath === undefined ? {} : { launcherPath: ctx.landlockLauncherPath }),
+      }),
     landlock: (ctx: LocalBackendContext) =>
       createLandlockBackend(
         ctx.landlockLauncherPath === undefined ? {} : { launcherPath: ctx.landlockLauncherPath },

@@ -323,7 +323,7 @@ describe("LocalSandboxProvider", () => {
         'backends[0] must be one of bwrap, landlock, landlock+bwrap, seatbelt, windows-acl, got "docker"',
       ],
       [{ backends: ["bwrap", "bwrap"] }, "backends must not name a backend twice"],
-      [{ network: "off" as "deny" }, 'network must be "allow" or "deny"'],
+      [{ network: "off" as "deny" }, 'network must be "allow", "deny" or { allow: [host names] }'],
       [
         { protectedPaths: ["../x"] },
         'protectedPaths[0] must be a relative path inside the workspace (no "..")',
@@ -371,5 +371,37 @@ describe("LocalSandboxProvider", () => {
     expect(new TrackedProvider({ host: createFakeHost({ platform: "darwin" }) }).backends).toEqual([
       "seatbelt",
     ]);
+  });
+});
+
+describe("policy extensions on backends that do not implement them", () => {
+  it("fail closed instead of ignoring denyRead or writableRoots", () => {
+    const recorder: Recorder = { probes: 0, wraps: [] };
+    const provider = new TrackedProvider({
+      backends: ["seatbelt"],
+      registry: {
+        seatbelt: () => fakeBackend("seatbelt", { available: true, enforcement: "full" }, recorder),
+      },
+    });
+    writeFileSync(join(base, "secret"), "x");
+    mkdirSync(join(base, "cache"));
+    const attempt = (extra: Record<string, unknown>) => {
+      try {
+        provider.confine(["true"], {
+          mode: "workspace-write",
+          workspaceRoot: workspace,
+          ...extra,
+        } as SandboxPolicy);
+        return "confined";
+      } catch (error) {
+        return (error as { code: string }).code;
+      }
+    };
+    expect([
+      attempt({ denyRead: [join(base, "secret")] }),
+      attempt({ writableRoots: [join(base, "cache")] }),
+      attempt({}),
+    ]).toEqual(["SANDBOX_UNAVAILABLE", "SANDBOX_UNAVAILABLE", "confined"]);
+    expect(recorder.wraps.length).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
-import { lstatSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
+import type { LookupFunction } from "node:net";
 import { tmpdir } from "node:os";
-import { isAbsolute, join, normalize, sep } from "node:path";
+import { isAbsolute, normalize } from "node:path";
 import {
   type ConfinedArgv,
   type SandboxPolicy,
@@ -16,17 +17,56 @@ import type {
   LocalConfinePolicy,
 } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
-import { isWithin } from "../internal/paths.js";
+import { landlockLauncherPath } from "../landlock/launcher-path.js";
+import { checkAllowList } from "../network/domain-allow-list.js";
+import {
+  type FilteringProxy,
+  PROXY_DENIAL_PREFIX,
+  PROXY_DENIAL_REASON,
+  type ProxyDenial,
+  startFilteringProxy,
+} from "../network/filtering-proxy.js";
 import {
   DEFAULT_BACKEND_FACTORIES,
   defaultBackendsFor,
   type LocalBackendContext,
   type LocalBackendFactory,
 } from "./backend-registry.js";
+import {
+  canonicalWritableRoots,
+  checkPathList,
+  DEFAULT_PROTECTED_PATHS,
+  resolveDenyRead,
+  resolveProtectedPaths,
+} from "./path-policy.js";
 import { createPrivateTempDirs, type PrivateTempDirs } from "./private-temp-dirs.js";
+import { fileIdentity, type ProbeCache } from "./probe-cache.js";
 
-/** Workspace-relative sub-paths kept read-only under `workspace-write` unless configured otherwise. */
-export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([".git/hooks", ".git/config"]);
+/**
+ * How a refusal of the filtering proxy shows in the command's stderr: the
+ * proxy's body and reason phrase (wget, Python, plain-HTTP clients), curl's
+ * and Python's CONNECT failures.
+ */
+export const PROXY_DENIAL_SIGNATURES: readonly string[] = Object.freeze([
+  PROXY_DENIAL_PREFIX,
+  PROXY_DENIAL_REASON,
+  "CONNECT tunnel failed, response 403",
+  "Tunnel connection failed: 403",
+]);
+
+/**
+ * Per-call extensions of the seed's {@link SandboxPolicy} that the local
+ * provider understands; each adds to the provider's own option of the same name.
+ */
+export interface LocalSandboxPolicy extends SandboxPolicy {
+  /** Extra absolute directories writable under `workspace-write` (canonicalised; protected paths still win). */
+  writableRoots?: readonly string[];
+  /** Absolute paths, `~/…` paths and globs whose contents the command must not read. */
+  denyRead?: readonly string[];
+}
+
+/** The backends that implement `writableRoots`, `denyRead` (or refuse it) and `allowUnixSockets`. */
+const EXTENSION_BACKENDS: ReadonlySet<LocalBackendName> = new Set(["bwrap", "landlock", "landlock+bwrap"]);
 
 const BACKEND_NAMES: readonly LocalBackendName[] = [
   "bwrap",
@@ -40,10 +80,33 @@ const BACKEND_NAMES: readonly LocalBackendName[] = [
 export interface LocalSandboxProviderOptions {
   /** Ordered backend preference (default: the platform's, e.g. `["bwrap", "landlock+bwrap", "landlock"]` on Linux). */
   backends?: readonly LocalBackendName[];
-  /** `"deny"` cuts the network of every confined process; backends that cannot are skipped. Default `"allow"`. */
-  network?: "allow" | "deny";
-  /** Workspace-relative sub-paths kept read-only under `workspace-write` (default `.git/hooks`, `.git/config`). */
+  /**
+   * `"deny"` cuts the network of every confined process; `{ allow: [hosts] }`
+   * cuts it too except for a local filtering HTTP/HTTPS (CONNECT) proxy run by
+   * the provider that lets through only those hosts (`"api.example.com"`,
+   * `"*.example.org"`). Backends that cannot are skipped. Default `"allow"`.
+   */
+  network?: "allow" | "deny" | { allow: readonly string[] };
+  /** Host UNIX sockets (absolute paths) that stay reachable under `"deny"` or an allow-list. */
+  allowUnixSockets?: readonly string[];
+  /**
+   * Keep successful probes of the Linux backends between processes (e.g.
+   * {@link createFileProbeCache}), keyed by the runner binaries, kernel, boot
+   * and user; default none (every provider probes once).
+   */
+  probeCache?: ProbeCache;
+  /** Resolver the filtering proxy uses for upstream hosts (default: the system's); a seam for split-horizon DNS and tests. */
+  proxyLookup?: LookupFunction;
+  /** Workspace-relative sub-paths or globs kept read-only under `workspace-write` (default {@link DEFAULT_PROTECTED_PATHS}). */
   protectedPaths?: readonly string[];
+  /** Extra absolute directories writable under `workspace-write` (a cache, `/dev/shm`); canonicalised per call. */
+  writableRoots?: readonly string[];
+  /**
+   * Absolute paths, `~/…` paths (the caller's home) and globs whose contents the
+   * command must not read (e.g. {@link SECRETS_DENY_READ}). Only backends that
+   * can hide them are selected (bwrap, landlock+bwrap).
+   */
+  denyRead?: readonly string[];
   /** Directory under which each `workspace-write` call gets its private temp area (default `os.tmpdir()`). */
   tempRoot?: string;
   /** The bwrap executable (default: `bwrap` on `PATH`). */
@@ -83,8 +146,15 @@ interface Selected {
  */
 export class LocalSandboxProvider extends SandboxProvider {
   readonly #order: readonly LocalBackendName[];
-  readonly #network: "allow" | "deny";
+  readonly #network: "allow" | "deny" | "allow-list";
+  readonly #allowList: readonly string[];
+  readonly #allowUnixSockets: readonly string[];
+  readonly #proxyLookup: LookupFunction | undefined;
+  readonly #probeCache: ProbeCache | undefined;
+  #proxy: FilteringProxy | undefined;
   readonly #protected: readonly string[];
+  readonly #writableRoots: readonly string[];
+  readonly #denyRead: readonly string[];
   readonly #tempDirs: PrivateTempDirs;
   readonly #factories: Record<LocalBackendName, LocalBackendFactory>;
   readonly #context: LocalBackendContext;
@@ -110,24 +180,45 @@ export class LocalSandboxProvider extends SandboxProvider {
     }
     if (new Set(order).size !== order.length) throw invalidOption("backends must not name a backend twice");
     const network = options.network ?? "allow";
-    if (network !== "allow" && network !== "deny") throw invalidOption('network must be "allow" or "deny"');
-    const protectedPaths = options.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
-    for (const [i, rel] of protectedPaths.entries()) {
-      if (
-        typeof rel !== "string" ||
-        rel === "" ||
-        isAbsolute(rel) ||
-        rel.includes("\0") ||
-        normalize(rel).split(sep).includes("..")
-      ) {
-        throw invalidOption(`protectedPaths[${i}] must be a relative path inside the workspace (no "..")`);
+    let allowList: readonly string[] = [];
+    if (typeof network === "object" && network !== null) {
+      const checked = checkAllowList((network as { allow?: unknown }).allow);
+      if (!("ok" in checked)) {
+        throw invalidOption(
+          checked.index === -1
+            ? `network.allow ${checked.problem}`
+            : `network.allow[${checked.index}] ${checked.problem}`,
+        );
       }
+      allowList = checked.ok;
+    } else if (network !== "allow" && network !== "deny") {
+      throw invalidOption('network must be "allow", "deny" or { allow: [host names] }');
     }
+    this.#allowUnixSockets = checkPathList(
+      options.allowUnixSockets,
+      "allowUnixSockets",
+      "absolute",
+      invalidOption,
+    );
+    if (options.proxyLookup !== undefined && typeof options.proxyLookup !== "function") {
+      throw invalidOption("proxyLookup must be a function like dns.lookup");
+    }
+    this.#proxyLookup = options.proxyLookup;
+    this.#probeCache = options.probeCache;
+    const protectedPaths = checkPathList(
+      options.protectedPaths ?? DEFAULT_PROTECTED_PATHS,
+      "protectedPaths",
+      "relative",
+      invalidOption,
+    );
+    this.#writableRoots = checkPathList(options.writableRoots, "writableRoots", "absolute", invalidOption);
+    this.#denyRead = checkPathList(options.denyRead, "denyRead", "absolute-or-home", invalidOption);
     const tempRoot = options.tempRoot ?? tmpdir();
     if (typeof tempRoot !== "string" || !isAbsolute(tempRoot))
       throw invalidOption("tempRoot must be an absolute path");
     this.#order = [...order];
-    this.#network = network;
+    this.#network = typeof network === "object" ? "allow-list" : network;
+    this.#allowList = allowList;
     this.#protected = protectedPaths.map((rel) => normalize(rel));
     this.#tempDirs = createPrivateTempDirs(tempRoot);
     this.#factories = { ...DEFAULT_BACKEND_FACTORIES, ...definedEntries(options.registry ?? {}) };
@@ -169,8 +260,11 @@ export class LocalSandboxProvider extends SandboxProvider {
    * @throws SandboxUnavailableError (`SANDBOX_UNAVAILABLE`) when no backend is usable here.
    * @throws SandboxError (`SANDBOX_INVALID_OPTIONS`) for an empty or malformed argv.
    */
-  confine(argv: readonly string[], policy: SandboxPolicy): ConfinedArgv {
+  confine(argv: readonly string[], policy: LocalSandboxPolicy): ConfinedArgv {
     this.assertConfinedPolicy(policy);
+    const policyError = (message: string): SandboxPolicyError => new SandboxPolicyError(message);
+    const callRoots = checkPathList(policy.writableRoots, "policy.writableRoots", "absolute", policyError);
+    const callDenyRead = checkPathList(policy.denyRead, "policy.denyRead", "absolute-or-home", policyError);
     if (this.#disposed) {
       throw new SandboxUnavailableError(
         "this LocalSandboxProvider was disposed; create a new one to confine more commands",
@@ -179,13 +273,43 @@ export class LocalSandboxProvider extends SandboxProvider {
     checkArgv(argv);
     const { backend, probe } = this.#select();
     const workspaceRoot = canonicalDirectory(policy.workspaceRoot);
+    const writable =
+      policy.mode === "workspace-write"
+        ? [
+            ...canonicalWritableRoots(this.#writableRoots, "writableRoots"),
+            ...canonicalWritableRoots(callRoots, "policy.writableRoots"),
+          ].filter((root, i, all) => root !== workspaceRoot && all.indexOf(root) === i)
+        : [];
+    const protectedPaths =
+      policy.mode === "workspace-write"
+        ? resolveProtectedPaths(this.#protected, [workspaceRoot, ...writable])
+        : [];
+    const denyRead = resolveDenyRead([...this.#denyRead, ...callDenyRead], workspaceRoot, writable);
+    // Backends that know nothing of these extensions must not silently ignore them.
+    if (denyRead.length > 0 && probe.denyRead === undefined) {
+      throw new SandboxUnavailableError(
+        `backend ${backend.name} cannot hide denyRead paths (it does not support them), so ${JSON.stringify(denyRead[0]?.path)} would stay readable; refusing to confine. Use bwrap or landlock+bwrap`,
+      );
+    }
+    if (writable.length > 0 && !EXTENSION_BACKENDS.has(backend.name)) {
+      throw new SandboxUnavailableError(
+        `backend ${backend.name} does not support writableRoots; refusing to confine rather than ignore them. Use a Linux backend, or drop writableRoots`,
+      );
+    }
     const local: LocalConfinePolicy = {
       mode: policy.mode,
       workspaceRoot,
       network: this.#network,
-      protectedPaths: this.#existingProtectedPaths(workspaceRoot),
+      protectedPaths,
       tempDir: policy.mode === "workspace-write" ? this.#tempDirs.take() : undefined,
     };
+    if (writable.length > 0) local.writableRoots = writable;
+    if (this.#allowUnixSockets.length > 0) local.allowUnixSockets = this.#allowUnixSockets;
+    if (this.#network === "allow-list") {
+      this.#proxy ??= startFilteringProxy({ allow: this.#allowList, lookup: this.#proxyLookup });
+      local.proxySocket = this.#proxy.socketPath;
+    }
+    if (denyRead.length > 0) local.denyRead = denyRead;
     if (policy.sessionId !== undefined) local.sessionId = policy.sessionId;
     const tempDir = local.tempDir;
     const release = (): void => {
@@ -209,6 +333,11 @@ export class LocalSandboxProvider extends SandboxProvider {
       );
     }
     const result: ConfinedArgv = { ...confined, backend: backend.name, dispose: release };
+    // The proxy's refusal, as the command's HTTP tools print it, is a denial too.
+    if (this.#network === "allow-list") {
+      result.denialSignatures = [...confined.denialSignatures, ...PROXY_DENIAL_SIGNATURES];
+    }
+    if (denyRead.length > 0) result.deniedReads = denyRead.map((d) => d.path);
     return result;
   }
 
@@ -219,6 +348,15 @@ export class LocalSandboxProvider extends SandboxProvider {
   dispose(): void {
     this.#disposed = true;
     this.#tempDirs.dispose();
+    this.#proxy?.close();
+  }
+
+  /**
+   * Requests the filtering proxy refused so far (network allow-list only;
+   * most recent last, at most 100 kept). Empty before the first `confine`.
+   */
+  networkDenials(): readonly ProxyDenial[] {
+    return [...(this.#proxy?.denials ?? [])];
   }
 
   /**
@@ -246,8 +384,15 @@ export class LocalSandboxProvider extends SandboxProvider {
   #probeOne(name: LocalBackendName): BackendProbeResult {
     let result = this.#probes.get(name);
     if (result === undefined) {
+      const key = this.#probeCacheKey(name);
+      result = key === undefined ? undefined : this.#probeCache?.read(name, key);
+      if (result !== undefined) {
+        this.#probes.set(name, result);
+        return result;
+      }
       try {
         result = this.#backend(name).probe();
+        if (key !== undefined && result.available) this.#probeCache?.write(name, key, result);
       } catch (error) {
         result = {
           backend: name,
@@ -260,6 +405,27 @@ export class LocalSandboxProvider extends SandboxProvider {
     return result;
   }
 
+  /**
+   * What a cached probe of `name` depends on: the user, kernel and boot, and
+   * the runner binaries it used. Undefined (never cached) for backends this
+   * provider did not build from the default factories on the real host.
+   */
+  #probeCacheKey(name: LocalBackendName): string | undefined {
+    if (this.#probeCache === undefined || this.#context.host !== nodeLocalHost) return undefined;
+    if (this.#factories[name] !== DEFAULT_BACKEND_FACTORIES[name]) return undefined;
+    if (name !== "bwrap" && name !== "landlock" && name !== "landlock+bwrap") return undefined;
+    const host = this.#context.host;
+    const bwrap = name === "landlock" ? undefined : host.findExecutable(this.#context.bwrapPath ?? "bwrap");
+    return JSON.stringify([
+      name,
+      host.uid,
+      host.kernelRelease,
+      host.readText("/proc/sys/kernel/random/boot_id")?.trim() ?? "",
+      fileIdentity(bwrap),
+      fileIdentity(this.#context.landlockLauncherPath ?? landlockLauncherPath()),
+    ]);
+  }
+
   #select(): Selected {
     if (this.#selected !== undefined) return this.#selected;
     const reasons: string[] = [];
@@ -267,6 +433,22 @@ export class LocalSandboxProvider extends SandboxProvider {
       const probe = this.#probeOne(name);
       if (!probe.available) {
         reasons.push(`${name}: ${probe.reason ?? "unavailable"}`);
+        continue;
+      }
+      if (this.#denyRead.length > 0 && probe.denyRead !== true) {
+        reasons.push(
+          `${name}: cannot hide denyRead paths (Landlock cannot subtract reads from an allowed parent)`,
+        );
+        continue;
+      }
+      if (this.#network === "allow-list" && probe.domainAllowList === undefined) {
+        reasons.push(
+          `${name}: cannot enforce a network allow-list here${probe.reason === undefined ? "" : ` (${probe.reason})`}`,
+        );
+        continue;
+      }
+      if (this.#network !== "allow" && this.#allowUnixSockets.length > 0 && name === "landlock") {
+        reasons.push(`${name}: cannot keep chosen UNIX sockets reachable while cutting the network`);
         continue;
       }
       if (this.#network === "deny" && probe.networkDeny !== true) {
@@ -282,21 +464,6 @@ export class LocalSandboxProvider extends SandboxProvider {
       `no sandbox backend can confine commands on this host, and running them unconfined is never an option. ${reasons.join("; ")}`,
       { details: { backends: this.#order.map((name) => this.#probeOne(name)) } },
     );
-  }
-
-  #existingProtectedPaths(workspaceRoot: string): string[] {
-    const out = new Set<string>();
-    for (const rel of this.#protected) {
-      const path = join(workspaceRoot, rel);
-      try {
-        lstatSync(path);
-        const real = realpathSync.native(path);
-        if (isWithin(workspaceRoot, real) && real !== workspaceRoot) out.add(real);
-      } catch {
-        // absent (or dangling) at confine time: nothing to keep read-only
-      }
-    }
-    return [...out];
   }
 }
 

@@ -18,6 +18,8 @@ export interface RunConfinedOptions {
   env?: Readonly<Record<string, string>>;
   /** Kill the run after this many ms (default 20 000). */
   timeoutMs?: number;
+  /** Merge the confined argv's informational `env` into the environment (default true). */
+  mergeConfinedEnv?: boolean;
 }
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -37,7 +39,13 @@ export async function runConfined(
   try {
     return await spawnCollect(confined.argv, {
       cwd: options.cwd ?? policy.workspaceRoot,
-      env: { PATH: DEFAULT_PATH, LANG: "C", LC_ALL: "C", ...options.env, ...confined.env },
+      env: {
+        PATH: DEFAULT_PATH,
+        LANG: "C",
+        LC_ALL: "C",
+        ...options.env,
+        ...(options.mergeConfinedEnv === false ? {} : confined.env),
+      },
       timeoutMs: options.timeoutMs ?? 20_000,
     }).then((r) => ({ ...r, confined }));
   } finally {

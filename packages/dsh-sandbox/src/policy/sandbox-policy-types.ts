@@ -111,10 +111,17 @@ export interface ConfinedArgv {
   backend?: string;
   /**
    * Network policy this argv enforces, reported apart from file enforcement:
-   * `"deny"` only when the backend cut the network (e.g. bwrap `--unshare-net`).
+   * `"deny"` only when the backend cut the network (e.g. bwrap `--unshare-net`);
+   * `"allow-list"` when the only way out is a provider's filtering proxy.
    * Absent means the provider makes no network claim.
    */
-  network?: "allow" | "deny";
+  network?: "allow" | "deny" | "allow-list";
+  /**
+   * Canonical paths whose contents this argv hides from the command (a
+   * provider's `denyRead` extension), reported apart from file enforcement.
+   * Absent means nothing is hidden: every mode reads everything the caller can.
+   */
+  deniedReads?: readonly string[];
   /**
    * Release per-call resources (the private temp area) once the spawned process
    * has exited. Idempotent; absent when the call holds nothing.

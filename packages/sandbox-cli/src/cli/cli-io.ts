@@ -1,3 +1,5 @@
+import { onStop, type StopReason } from "./process-stop.js";
+
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
   /** Normal output (results, JSON). */
@@ -8,6 +10,10 @@ export interface CliIo {
   readStdin: () => Promise<string>;
   /** Current directory for relative paths. */
   cwd: string;
+  /** The environment commands pass through from (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** Register a handler for SIGINT/SIGTERM/EPIPE; returns its unregister function. */
+  onStop?: (handler: (reason: StopReason) => void) => () => void;
 }
 
 /** The real process streams. */
@@ -21,5 +27,7 @@ export function processIo(): CliIo {
       return Buffer.concat(chunks).toString("utf8");
     },
     cwd: process.cwd(),
+    env: process.env,
+    onStop,
   };
 }

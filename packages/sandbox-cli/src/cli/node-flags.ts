@@ -1,6 +1,10 @@
 import { spawn } from "node:child_process";
+import { constants } from "node:os";
 
 const FLAG = "--no-node-snapshot";
+
+/** Subcommands that may load isolated-vm, which needs Node's start-up snapshot off on Node 20+. */
+export const SUBCOMMANDS_NEEDING_NO_SNAPSHOT: ReadonlySet<string> = new Set(["run", "bench"]);
 
 /**
  * isolated-vm needs Node's startup snapshot off on Node 20+. True when this
@@ -15,7 +19,8 @@ export function runsWithoutNodeSnapshot(
 
 /**
  * Re-run this script under `node --no-node-snapshot` with the same arguments
- * and stdio, forwarding SIGINT/SIGTERM; resolves the child's exit code.
+ * and stdio, forwarding SIGINT/SIGTERM (the child reports them); resolves the
+ * child's exit code, or 128 + the number of the signal that ended it.
  */
 export function reexecWithoutNodeSnapshot(script: string, args: readonly string[]): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -25,7 +30,7 @@ export function reexecWithoutNodeSnapshot(script: string, args: readonly string[
     child.once("error", reject);
     child.once("exit", (code, signal) => {
       process.off("SIGINT", forward).off("SIGTERM", forward);
-      resolve(code ?? (signal ? 128 + 15 : 1));
+      resolve(code ?? (signal ? 128 + (constants.signals[signal] ?? 15) : 1));
     });
   });
 }

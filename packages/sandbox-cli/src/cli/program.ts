@@ -1,12 +1,29 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { benchCommand } from "../bench/bench-command.js";
-import { execCommand, probeCommand } from "../exec-command/index.js";
-import { parseEngines, type RunSource, runCommand } from "../run-command/run-command.js";
+import { parseDuration } from "../exec-command/duration.js";
+import { EXEC_EXIT_CODES } from "../exec-command/exec-exit-codes.js";
+import type { ExecSettings } from "../exec-command/exec-settings.js";
+import type { RunSource } from "../run-command/run-command.js";
 import type { CliIo } from "./cli-io.js";
 import { EXIT_CODES } from "./exit-codes.js";
 import { UsageError } from "./usage-error.js";
+import { VERSION } from "./version.js";
 
-const VERSION = "0.1.0";
+// Each subcommand's implementation is imported when it runs, so `exec` and
+// `probe` never load the JavaScript engines (or isolated-vm) and start fast.
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function duration(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) {
+    throw new InvalidArgumentError(
+      "must be a positive duration such as 500ms, 30s (the default unit), 10m or 1h",
+    );
+  }
+  return ms;
+}
 
 function positiveInt(flag: string) {
   return (value: string): number => {
@@ -61,6 +78,7 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     )
     .action(async (file: string | undefined, opts) => {
       const source = runSource(file, opts.eval as string | undefined);
+      const { parseEngines, runCommand } = await import("../run-command/run-command.js");
       exit(
         await runCommand(
           source,
@@ -81,27 +99,80 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .command("exec")
     .description("Run a command confined by the local process sandbox (bwrap / Landlock / Seatbelt / ACL).")
     .addOption(
-      new Option("--mode <mode>", "file-effect policy")
-        .choices(["read-only", "workspace-write"])
-        .makeOptionMandatory(),
+      new Option("--mode <mode>", "file-effect policy (required here or in --settings)").choices([
+        "read-only",
+        "workspace-write",
+      ]),
     )
     .option("--workspace <dir>", "workspace root (default: current directory)")
     .addOption(
-      new Option("--network <policy>", "network policy of the command")
-        .choices(["allow", "deny"])
-        .default("allow"),
+      new Option("--network <policy>", "network policy of the command (default allow)").choices([
+        "allow",
+        "deny",
+      ]),
     )
+    .option(
+      "--timeout <duration>",
+      "kill the confined tree after this long (500ms, 30s, 10m, 1h; default none)",
+      duration,
+    )
+    .option(
+      "--allow-domain <host>",
+      "allow only this host (repeatable; api.example.com, *.example.org) through a local filtering HTTP(S) proxy; all other network is cut",
+      collect,
+      [],
+    )
+    .option(
+      "--allow-write <dir>",
+      "an extra writable directory under workspace-write (repeatable)",
+      collect,
+      [],
+    )
+    .option(
+      "--deny-read <path>",
+      "a path or glob the command must not read (repeatable; ~/ is your home)",
+      collect,
+      [],
+    )
+    .option(
+      "--deny-secrets",
+      "also deny reads of SSH keys, cloud credentials, tokens and shell histories in ~",
+    )
+    .option("--env <NAME[=VALUE]>", "pass NAME from this environment, or set it (repeatable)", collect, [])
+    .option("--settings <file>", "a JSON file with the same settings (flags add to or override it)")
     .option("--json", "print the outcome as JSON", false)
     .argument("<command...>", "the command and its arguments, after --")
-    .addHelpText("after", "\nExample: suaveplan-sandbox exec --mode read-only -- sh -c 'echo x > /etc/x'\n")
+    .addHelpText(
+      "after",
+      "\nExit codes: the command's own; 124 timeout; 125 usage error; 126 the sandbox could not run it;\n" +
+        "128+N the command died on signal N; 130 SIGINT, 141 closed output pipe, 143 SIGTERM (the confined tree is killed).\n" +
+        "HOME, USER, LANG, TERM and PATH pass through; secrets never do unless named with --env.\n" +
+        "\nExample: suaveplan-sandbox exec --mode read-only -- sh -c 'echo x > /etc/x'\n",
+    )
     .action(async (command: string[], opts) => {
+      let settings: ExecSettings = {};
+      if (typeof opts.settings === "string") {
+        const { readExecSettings } = await import("../exec-command/exec-settings.js");
+        settings = readExecSettings(opts.settings, io.cwd);
+      }
+      const mode = (opts.mode as ExecSettings["mode"]) ?? settings.mode;
+      if (mode === undefined)
+        throw new UsageError("exec needs --mode read-only|workspace-write (or mode in --settings)");
+      const { execCommand } = await import("../exec-command/exec-command.js");
       exit(
         await execCommand(
           command,
           {
-            mode: opts.mode,
-            workspace: opts.workspace as string | undefined,
-            network: opts.network === "deny" ? "deny" : "allow",
+            mode,
+            workspace: (opts.workspace as string | undefined) ?? settings.workspace,
+            network: (opts.network as "allow" | "deny" | undefined) ?? settings.network ?? "allow",
+            networkExplicit: opts.network !== undefined || settings.network !== undefined,
+            allowDomains: [...(settings.allowDomains ?? []), ...(opts.allowDomain as string[])],
+            allowWrite: [...(settings.allowWrite ?? []), ...(opts.allowWrite as string[])],
+            denyRead: [...(settings.denyRead ?? []), ...(opts.denyRead as string[])],
+            denySecrets: opts.denySecrets === true || settings.denySecrets === true,
+            env: [...(settings.env ?? []), ...(opts.env as string[])],
+            timeoutMs: (opts.timeout as number | undefined) ?? settings.timeoutMs,
             json: Boolean(opts.json),
           },
           io,
@@ -113,16 +184,20 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .command("probe")
     .description("Report which local confinement backends work on this host, their enforcement, and why not.")
     .option("--json", "print the probe as JSON", false)
-    .action(async (opts) => exit(await probeCommand({ json: Boolean(opts.json) }, io)));
+    .action(async (opts) => {
+      const { probeCommand } = await import("../exec-command/exec-command.js");
+      exit(await probeCommand({ json: Boolean(opts.json) }, io));
+    });
 
   program
     .command("bench")
     .description("Benchmark every engine against its raw primitive and print the table (medians and ratios).")
     .option("--iterations <n>", "measured calls per row", positiveInt("--iterations"), 200)
     .option("--json", "print the rows as JSON", false)
-    .action(async (opts) =>
-      exit(await benchCommand({ iterations: opts.iterations as number, json: Boolean(opts.json) }, io)),
-    );
+    .action(async (opts) => {
+      const { benchCommand } = await import("../bench/bench-command.js");
+      exit(await benchCommand({ iterations: opts.iterations as number, json: Boolean(opts.json) }, io));
+    });
 
   return program;
 }
@@ -145,6 +220,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     await program.parseAsync([...argv], { from: "user" });
     return code;
   } catch (error) {
+    // `exec` reports its own usage errors as 125, so a command's own exit 2 stays distinguishable.
+    const usage = argv[0] === "exec" ? EXEC_EXIT_CODES.usage : EXIT_CODES.usage;
     if (error instanceof CommanderError) {
       if (
         error.code === "commander.helpDisplayed" ||
@@ -154,11 +231,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return EXIT_CODES.ok;
       }
       if (error.code === "commander.help") return EXIT_CODES.ok;
-      return EXIT_CODES.usage;
+      return usage;
     }
     if (error instanceof UsageError) {
       io.stderr(`error: ${error.message}\n`);
-      return EXIT_CODES.usage;
+      return usage;
     }
     io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT_CODES.failed;

@@ -1,2 +1,11 @@
-export { EXIT_SANDBOX_FAILURE, type ExecOptions, execCommand, probeCommand } from "./exec-command.js";
+export { parseDuration } from "./duration.js";
+export {
+  commandEnvironment,
+  EXIT_SANDBOX_FAILURE,
+  type ExecOptions,
+  execCommand,
+  PASSED_THROUGH_ENV,
+  probeCommand,
+} from "./exec-command.js";
+export { EXEC_EXIT_CODES } from "./exec-exit-codes.js";
 export { shellQuote } from "./shell-quote.js";
