@@ -1,5 +1,6 @@
 // Engine
 export {
+  ISOLATE_CAPABILITIES,
   IsolateEngine,
   type IsolateEngineOptions,
   type NodeSnapshotPolicy,
@@ -8,13 +9,16 @@ export {
 // Isolate factory contract (structural mirror of isolated-vm 5.x)
 export type {
   CreateIsolateOptions,
+  HostCallbackFunction,
+  IsolateApplyOptions,
+  IsolateCallback,
   IsolateContext,
   IsolateFactory,
   IsolateHandle,
   IsolateHeapStatistics,
   IsolateReference,
+  IsolateReferenceOption,
   IsolateScript,
-  IsolateTransferOptions,
 } from "./isolate-factory/isolate-factory.js";
 export {
   createIsolatedVmFactory,

@@ -58,9 +58,9 @@ describe("IsolateEngine in a plain Node process", () => {
   it("refuses to create isolates without --no-node-snapshot, saying how to fix it", async () => {
     expect(await executeInChild({})).toEqual({
       success: false,
-      errorCode: "SANDBOX_ENGINE_FAILED",
+      errorCode: "SANDBOX_ENGINE_UNAVAILABLE",
       error: expect.stringMatching(
-        /^IsolateEngine refuses to start: Node \d+\.\d+\.\d+ runs with its startup snapshot, and isolated-vm requires `node --no-node-snapshot` on Node 20\+ .* \(SANDBOX_ENGINE_FAILED\)$/,
+        /^IsolateEngine refuses to start: Node \d+\.\d+\.\d+ runs with its startup snapshot, and isolated-vm requires `node --no-node-snapshot` on Node 20\+ .* \(SANDBOX_ENGINE_UNAVAILABLE\)$/,
       ),
     });
   });
@@ -76,9 +76,9 @@ describe("IsolateEngine in a plain Node process", () => {
     const engineOptions = `{ factory: createIsolatedVmFactory({ resolveFrom: ${JSON.stringify(join(emptyProject, "index.js"))} }) }`;
     expect(await executeInChild({ execArgv: ["--no-node-snapshot"], engineOptions })).toEqual({
       success: false,
-      errorCode: "SANDBOX_ENGINE_FAILED",
+      errorCode: "SANDBOX_ENGINE_UNAVAILABLE",
       error:
-        "IsolateEngine cannot start: the package isolated-vm is not installed. Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot` (SANDBOX_ENGINE_FAILED)",
+        "IsolateEngine cannot start: the package isolated-vm is not installed. Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot` (SANDBOX_ENGINE_UNAVAILABLE)",
     });
   });
 });

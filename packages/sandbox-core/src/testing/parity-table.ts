@@ -323,6 +323,11 @@ export const PARITY_ROWS: readonly ParityRow[] = [
     code: "'use strict'; let threw = false; try { Error.prepareStackTrace = () => 'mine'; } catch { threw = true; } [threw, typeof new Error('x').stack]",
     expected: ok([true, "string"]),
   },
+  {
+    name: "the kernel never reads a poisoned Promise constructor or species",
+    code: "const calls = []; let on = false; Object.defineProperty(Promise, Symbol.species, { configurable: true, get() { if (on) calls.push('species'); return Promise; } }); Object.defineProperty(Promise.prototype, 'constructor', { configurable: true, get() { if (on) calls.push('constructor'); return Promise; } }); on = true; queueMicrotask(() => {}); on = false; calls",
+    expected: ok([]),
+  },
   // ---- bad input, the same on every engine -------------------------------
   {
     name: "code that is not a string",

@@ -79,7 +79,9 @@ export function installErrors(kit: KernelKit): void {
     if (file === guestFile) column = original(line, column);
     else if (line === 1 && column > kit.config.moduleWrapperLength) column -= kit.config.moduleWrapperLength;
     const where = `${file}:${line}:${column}`;
-    const fnName = callOf(frame, "getFunctionName");
+    let fnName = callOf(frame, "getFunctionName");
+    // Code the kernel evaluates itself (an isolate's `evaluate` entry) names its nameless functions "eval".
+    if (fnName === "eval" && callOf(frame, "isEval") === true) fnName = "";
     const prefix = `${callOf(frame, "isAsync") === true ? "async " : ""}${callOf(frame, "isConstructor") === true ? "new " : ""}`;
     return typeof fnName === "string" && fnName !== ""
       ? `${prefix}${fnName} (${where})`

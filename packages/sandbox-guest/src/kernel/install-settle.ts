@@ -12,8 +12,6 @@ import type { ErrorRecord, KernelKit } from "./kernel-kit.js";
  */
 export function installSettle(kit: KernelKit & CallsKit): void {
   const { apply, ownKeys } = Reflect;
-  const PromiseCtor = Promise;
-  const promiseThen = Promise.prototype.then;
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   // Captured before guest code runs; only realms that evaluate code themselves (isolated-vm) call `evaluate`.
@@ -46,8 +44,17 @@ export function installSettle(kit: KernelKit & CallsKit): void {
         return;
       }
       if (typeof then === "function") {
-        const promise = new PromiseCtor((resolve) => resolve(value));
-        apply(promiseThen, promise, [finish, kit.reportError]);
+        // `await`, not `.then()`: it never looks up `constructor` or `Symbol.species`, which guest code may redefine.
+        void (async () => {
+          let settledValue: unknown;
+          try {
+            settledValue = await value;
+          } catch (error) {
+            kit.reportError(error);
+            return;
+          }
+          finish(settledValue);
+        })();
         return;
       }
     }

@@ -18,8 +18,6 @@ export function installTimers(kit: KernelKit): void {
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
   const NumberCtor = Number;
-  const promiseThen = Promise.prototype.then;
-  const resolved = Promise.resolve();
   const MAX_DELAY_MS = 2_147_483_647;
 
   interface Timer {
@@ -84,15 +82,15 @@ export function installTimers(kit: KernelKit): void {
   });
   kit.defineGlobal("queueMicrotask", function queueMicrotask(fn: unknown): void {
     if (typeof fn !== "function") throw new TypeErrorCtor('The "callback" argument must be of type function');
-    apply(promiseThen, resolved, [
-      () => {
-        try {
-          apply(fn as () => unknown, undefined, []);
-        } catch (error) {
-          kit.reportError(error);
-        }
-      },
-    ]);
+    // `await`, not `.then()`: it never looks up `constructor` or `Symbol.species`, which guest code may redefine.
+    void (async () => {
+      await undefined;
+      try {
+        apply(fn as () => unknown, undefined, []);
+      } catch (error) {
+        kit.reportError(error);
+      }
+    })();
   });
 
   kit.entries.fire = (id: number) => {

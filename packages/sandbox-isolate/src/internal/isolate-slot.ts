@@ -1,14 +1,26 @@
+import { randomBytes } from "node:crypto";
+import { buildKernelSource } from "@suaveplan/sandbox-guest";
 import type {
   IsolateContext,
   IsolateFactory,
   IsolateHandle,
   IsolateScript,
 } from "../isolate-factory/isolate-factory.js";
-import { GUEST_BOOTSTRAP_SOURCE } from "./guest-bootstrap.js";
+import { REALM_SOURCE } from "./realm-entry.js";
 
 /**
- * One isolate plus its compiled bootstrap. A slot runs one execution at a
- * time, each in a fresh context, and is reused while it stays healthy.
+ * The kernel's script-scope binding: a per-process random name, so guest
+ * code cannot guess it and reflection does not find it (it is not a property
+ * of the global object).
+ */
+const BINDING = `__suaveplan_kernel_${randomBytes(8).toString("hex")}`;
+let kernelSource: string | undefined;
+
+/**
+ * One isolate plus the two scripts every context starts with, compiled once:
+ * the realm script (hardening, the entry trampoline) and the shared kernel.
+ * A slot runs one execution at a time, each in a fresh context, and is
+ * reused while it stays healthy.
  *
  * While a slot sits idle it prepares the next fresh context off the host
  * thread (a "spare"), so an execution that follows a pause skips the biggest
@@ -26,19 +38,20 @@ export class IsolateSlot {
 
   private constructor(
     readonly isolate: IsolateHandle,
-    readonly bootstrap: IsolateScript,
+    readonly realm: IsolateScript,
+    readonly kernel: IsolateScript,
     /** Heap limit, in MiB. */
     readonly memoryLimitMiB: number,
   ) {}
 
-  /** Create the isolate and compile the bootstrap once. */
+  /** Create the isolate and compile its scripts once. */
   static create(factory: IsolateFactory, memoryLimitMiB: number): IsolateSlot {
     const isolate = factory.createIsolate({ memoryLimit: memoryLimitMiB });
     try {
-      const bootstrap = isolate.compileScriptSync(GUEST_BOOTSTRAP_SOURCE, {
-        filename: "suaveplan:bootstrap",
-      });
-      return new IsolateSlot(isolate, bootstrap, memoryLimitMiB);
+      kernelSource ??= buildKernelSource(BINDING);
+      const realm = isolate.compileScriptSync(REALM_SOURCE, { filename: "suaveplan:realm" });
+      const kernel = isolate.compileScriptSync(kernelSource, { filename: "suaveplan:kernel" });
+      return new IsolateSlot(isolate, realm, kernel, memoryLimitMiB);
     } catch (error) {
       isolate.dispose();
       throw error;

@@ -30,35 +30,40 @@ export interface IsolateHeapStatistics {
   externally_allocated_size: number;
 }
 
-/** Transfer options accepted when a value crosses into the isolate. */
-export interface IsolateTransferOptions {
-  /** Deep-copy the value (structured clone) instead of transferring it by reference. */
-  copy?: boolean;
+/** How a value comes out of the isolate: as a {@link IsolateReference} to it. */
+export interface IsolateReferenceOption {
+  reference: true;
+}
+
+/** Options of {@link IsolateReference.apply}: a timeout (ms) and, optionally, a reference to the result. */
+export interface IsolateApplyOptions {
+  timeout?: number;
+  result?: IsolateReferenceOption;
 }
 
 /** Mirrors isolated-vm's `Reference`: a host-side pointer to a value inside the isolate. */
 export interface IsolateReference {
-  /** Set `property` on the referenced object; host functions become copy-only callbacks. */
-  setSync(property: string, value: unknown, options?: IsolateTransferOptions): unknown;
-  /** Call the referenced function inside the isolate, bounded by `options.timeout` (ms). */
-  apply(receiver: undefined, args: unknown[], options?: { timeout?: number }): Promise<unknown>;
+  /** Call the referenced function off the host thread, bounded by `options.timeout` (ms). */
+  apply(receiver: undefined, args: unknown[], options?: IsolateApplyOptions): Promise<unknown>;
+  /** Call the referenced function on the host thread (`{ result: { reference: true } }` for a reference). */
+  applySync(receiver: undefined, args: unknown[], options?: IsolateApplyOptions): unknown;
+  /** A token that turns back into the referenced value when passed into its own isolate. */
+  derefInto(): unknown;
   /** Drop this handle. */
   release(): void;
 }
 
 /** Mirrors isolated-vm's `Context`: one global scope with its own built-ins. */
 export interface IsolateContext {
-  /** Host-side reference to the context's global object. */
-  readonly global: IsolateReference;
   /** Release the context (and its global reference). */
   release(): void;
 }
 
 /** Mirrors isolated-vm's `Script`: source compiled once, runnable in any context of its isolate. */
 export interface IsolateScript {
-  /** Run in `context` off the host thread; `reference: true` returns the completion value as a Reference. */
-  run(context: IsolateContext, options: { timeout?: number; reference: true }): Promise<IsolateReference>;
-  /** Run in `context` on the calling thread, bounded by `options.timeout` (ms). */
+  /** Run in `context` on the host thread; `reference: true` returns the completion value as a Reference. */
+  runSync(context: IsolateContext, options: { timeout?: number; reference: true }): IsolateReference;
+  /** Run in `context` on the host thread and copy the completion value out. */
   runSync(context: IsolateContext, options?: { timeout?: number }): unknown;
   /** Drop the compiled script. */
   release(): void;
@@ -72,22 +77,22 @@ export interface IsolateHandle {
   createContext(): Promise<IsolateContext>;
   /** Create a fresh context on the calling thread. */
   createContextSync(): IsolateContext;
-  /** Compile a classic script for this isolate. */
+  /** Compile a classic script for this isolate; throws the isolate's SyntaxError (`message [file:line:column]`). */
   compileScriptSync(code: string, options?: { filename?: string }): IsolateScript;
-  /** Current heap statistics (bytes). */
+  /** Current heap statistics (bytes). Waits for code running in the isolate. */
   getHeapStatisticsSync(): IsolateHeapStatistics;
   /** Destroy the isolate; running code is terminated and every handle becomes invalid. */
   dispose(): void;
 }
 
-/** A host function the guest may call; arguments arrive as structured copies. */
-export type HostCallbackFunction = (...args: unknown[]) => void;
+/** A host function the guest may call: primitive arguments in, a primitive result out. */
+export type HostCallbackFunction = (...args: unknown[]) => unknown;
 
 /**
- * Mirrors an isolated-vm `Callback` created with `{ ignored: true }`: opaque
- * to the host, a plain function inside the isolate. Calling it copies the
- * arguments out and queues the host function on the host's event loop, in
- * call order; the guest never waits for (or sees) its result or errors.
+ * Mirrors an isolated-vm `Callback` (synchronous, the default): opaque to
+ * the host, a plain function inside the isolate. Calling it copies the
+ * arguments out, runs the host function on the host thread while the isolate
+ * waits, and copies its result back in.
  */
 export type IsolateCallback = object;
 
@@ -98,6 +103,6 @@ export type IsolateCallback = object;
 export interface IsolateFactory {
   /** Create an isolate with the given heap limit (MiB). */
   createIsolate(options: CreateIsolateOptions): IsolateHandle;
-  /** Wrap `fn` as an ignored-mode callback (`new ivm.Callback(fn, { ignored: true })`). */
+  /** Wrap `fn` as a synchronous, copy-only callback (`new ivm.Callback(fn)`). */
   createCallback(fn: HostCallbackFunction): IsolateCallback;
 }

@@ -45,7 +45,7 @@ describe("createIsolatedVmFactory", () => {
     const from = project({ "isolated-vm": { "package.json": '{"name":"isolated-vm","version":"4.7.2"}' } });
     expect(() => createIsolatedVmFactory({ resolveFrom: from }).createIsolate({ memoryLimit: 8 })).toThrow(
       expect.objectContaining({
-        code: SANDBOX_CODES.ENGINE_FAILED,
+        code: SANDBOX_CODES.ENGINE_UNAVAILABLE,
         message: expect.stringContaining("isolated-vm 4.7.2 is installed but 5.x is required"),
       }),
     );
@@ -60,7 +60,7 @@ describe("createIsolatedVmFactory", () => {
     });
     expect(() => createIsolatedVmFactory({ resolveFrom: from }).createIsolate({ memoryLimit: 8 })).toThrow(
       expect.objectContaining({
-        code: SANDBOX_CODES.ENGINE_FAILED,
+        code: SANDBOX_CODES.ENGINE_UNAVAILABLE,
         message: expect.stringMatching(
           /isolated-vm 5\.0\.4 is installed but did not load \(isolated_vm\.node: wrong ELF class\)\. Rebuild it .*`npm rebuild isolated-vm`/,
         ),

@@ -22,7 +22,7 @@ export interface IsolatedVmFactoryOptions {
 
 interface IsolatedVmModule {
   Isolate: new (options: { memoryLimit: number }) => IsolateHandle;
-  Callback: new (fn: HostCallbackFunction, options: { ignored: true }) => IsolateCallback;
+  Callback: new (fn: HostCallbackFunction) => IsolateCallback;
 }
 
 /**
@@ -30,7 +30,7 @@ interface IsolatedVmModule {
  * `createRequire` the first time an isolate is created, so importing this
  * package never fails when the optional peer is absent.
  *
- * `createIsolate` throws a `SandboxError` with `SANDBOX_ENGINE_FAILED` when
+ * `createIsolate` throws a `SandboxError` with `SANDBOX_ENGINE_UNAVAILABLE` when
  * `isolated-vm` is missing, is not 5.x, or its native addon does not load;
  * the message says what to install.
  */
@@ -45,14 +45,14 @@ export function createIsolatedVmFactory(options: IsolatedVmFactoryOptions = {}):
       return new (load().Isolate)({ memoryLimit });
     },
     createCallback(fn) {
-      return new (load().Callback)(fn, { ignored: true });
+      return new (load().Callback)(fn);
     },
   };
 }
 
 /**
  * Load `isolated-vm` resolved from `resolveFrom`, checking it is 5.x.
- * Throws `SANDBOX_ENGINE_FAILED` with an install hint otherwise.
+ * Throws `SANDBOX_ENGINE_UNAVAILABLE` with an install hint otherwise.
  */
 export function loadIsolatedVm(resolveFrom: string | URL): IsolatedVmModule {
   const require = createRequire(resolveFrom);
@@ -61,14 +61,14 @@ export function loadIsolatedVm(resolveFrom: string | URL): IsolatedVmModule {
     version = (require("isolated-vm/package.json") as { version: string }).version;
   } catch (error) {
     throw new SandboxError(
-      SANDBOX_CODES.ENGINE_FAILED,
+      SANDBOX_CODES.ENGINE_UNAVAILABLE,
       `IsolateEngine cannot start: the package isolated-vm is not installed. ${ISOLATED_VM_INSTALL_HINT}`,
       { cause: error },
     );
   }
   if (!/^5\./.test(version)) {
     throw new SandboxError(
-      SANDBOX_CODES.ENGINE_FAILED,
+      SANDBOX_CODES.ENGINE_UNAVAILABLE,
       `IsolateEngine cannot start: isolated-vm ${version} is installed but 5.x is required. ${ISOLATED_VM_INSTALL_HINT}`,
       { details: { version } },
     );
@@ -82,7 +82,7 @@ export function loadIsolatedVm(resolveFrom: string | URL): IsolatedVmModule {
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
     throw new SandboxError(
-      SANDBOX_CODES.ENGINE_FAILED,
+      SANDBOX_CODES.ENGINE_UNAVAILABLE,
       `IsolateEngine cannot start: isolated-vm ${version} is installed but did not load (${reason}). Rebuild it for this Node version with \`npm rebuild isolated-vm\`, or reinstall: ${ISOLATED_VM_INSTALL_HINT}`,
       { cause: error, details: { version } },
     );

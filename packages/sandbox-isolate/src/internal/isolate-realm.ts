@@ -1,0 +1,271 @@
+import { performance } from "node:perf_hooks";
+import {
+  GUEST_FILENAME,
+  type GuestOutcome,
+  type GuestRealm,
+  type KernelBridge,
+  kernelConfig,
+  MODULE_FILENAME_PREFIX,
+  type RealmStatus,
+  type SourceModule,
+} from "@suaveplan/sandbox-guest";
+import type { IsolateContext, IsolateFactory, IsolateReference } from "../isolate-factory/isolate-factory.js";
+import { describeRejection, isTimeoutError, messageOf, syntaxRecord } from "./isolate-failure.js";
+import type { IsolateSlot } from "./isolate-slot.js";
+
+/** What a source module is wrapped in: sandbox-guest's `MODULE_WRAPPER_OPEN` / `_CLOSE` (not exported). */
+const MODULE_OPEN = "(function (module, exports) {";
+const MODULE_CLOSE = "\n})";
+const MIB = 1024 * 1024;
+/** How much earlier than asked isolated-vm's timeout may end a call by our clock, in ms. */
+const TIMEOUT_SLACK_MS = 5;
+/** How long past its own timeout an isolate call may take to come back before the isolate is disposed, in ms. */
+const SETTLE_GRACE_MS = 250;
+const OK: RealmStatus = Object.freeze({ ok: true });
+
+/** Options of {@link createIsolateRealm}. */
+export interface IsolateRealmOptions {
+  /** The leased isolate; the realm hands it back through `onRelease`. */
+  slot: IsolateSlot;
+  factory: IsolateFactory;
+  /** The guest code, as prepared (`prepareGuestCode().source`). */
+  code: string;
+  maxTimers: number;
+  maxTimerCreations: number;
+  /** Called once the realm let go of the slot: `reusable` when nothing runs in its healthy isolate. */
+  onRelease(slot: IsolateSlot, reusable: boolean): void;
+}
+
+/**
+ * The guest realm on isolated-vm: a fresh context of a leased isolate with
+ * the shared kernel installed. The bridge is a copy-only isolated-vm
+ * `Callback`; every entry (boot, source modules, the code through the
+ * kernel's `evaluate`, timers, replies) is one `Reference.apply` off the host
+ * thread under isolated-vm's own timeout, after which isolated-vm runs the
+ * isolate's microtasks. A call's rejection is the outcome: a timeout, the
+ * memory limit (isolated-vm disposed the isolate), or the rejection nobody
+ * handled, which isolated-vm 5 throws to the running call.
+ */
+export function createIsolateRealm(options: IsolateRealmOptions): (bridge: KernelBridge) => GuestRealm {
+  return (bridge) => new IsolateRealm(options, bridge);
+}
+
+class IsolateRealm implements GuestRealm {
+  private context: IsolateContext | undefined;
+  private enterRef: IsolateReference | undefined;
+  /** The isolate work under way, with the time its own timeout ends it. */
+  private busy: { settled: Promise<void>; deadline: number } | undefined;
+  private disposing = false;
+  private released = false;
+  private disposedHere = false;
+  private heapBefore = 0;
+
+  constructor(
+    private readonly options: IsolateRealmOptions,
+    private readonly bridge: KernelBridge,
+  ) {}
+
+  async boot(
+    runConfigJson: string,
+    contextText: string,
+    modulesText: string,
+    sourceModules: readonly SourceModule[],
+    timeoutMs: number,
+  ): Promise<RealmStatus> {
+    const started = performance.now();
+    let status = await this.track(this.setUp(), started);
+    if (status.ok) status = await this.call("boot", [runConfigJson, contextText, modulesText], timeoutMs);
+    for (const module of sourceModules) {
+      if (!status.ok) break;
+      status = await this.defineModule(
+        module,
+        Math.max(1, Math.ceil(started + timeoutMs - performance.now())),
+      );
+    }
+    return status;
+  }
+
+  main(timeoutMs: number): Promise<RealmStatus> | RealmStatus {
+    try {
+      // The kernel evaluates the code (so what it throws stays a guest value); compiling it
+      // here first is how a syntax error gets its line and column, which eval does not report.
+      this.options.slot.isolate.compileScriptSync(this.options.code, { filename: GUEST_FILENAME }).release();
+    } catch (error) {
+      const record = syntaxRecord(error);
+      return {
+        ok: false,
+        outcome: record === undefined ? this.broken(error) : { kind: "syntax", error: record },
+      };
+    }
+    return this.call("evaluate", [this.options.code], timeoutMs);
+  }
+
+  enter(
+    name: "fire" | "reply",
+    args: readonly (string | number | boolean)[],
+    timeoutMs: number,
+  ): Promise<RealmStatus> {
+    return this.call(name, args, timeoutMs);
+  }
+
+  memoryUsed(): number | undefined {
+    // Heap statistics wait for code running in the isolate: only ask an idle one.
+    if (this.busy !== undefined || this.released || !this.options.slot.healthy) return undefined;
+    return Math.max(0, this.heapUsed() - this.heapBefore);
+  }
+
+  dispose(): void {
+    if (this.disposing) return;
+    this.disposing = true;
+    const busy = this.busy;
+    if (busy === undefined) {
+      this.letGo();
+      return;
+    }
+    const left = busy.deadline - performance.now();
+    if (left > SETTLE_GRACE_MS) {
+      // Ended from outside (destroyed, cancelled) with time on the call's clock: stop it now.
+      this.disposeIsolate();
+      return;
+    }
+    // Its own timeout ends the call in a moment; wait for it and keep the warm isolate.
+    const fallback = setTimeout(() => this.disposeIsolate(), Math.max(0, left) + SETTLE_GRACE_MS);
+    void busy.settled.then(() => {
+      clearTimeout(fallback);
+      this.letGo();
+    });
+  }
+
+  /** Take a fresh context, run the realm script and the kernel in it (no guest code yet), keep `enter`. */
+  private async setUp(): Promise<RealmStatus> {
+    const { slot, factory, maxTimers, maxTimerCreations } = this.options;
+    const handles: IsolateReference[] = [];
+    try {
+      const fresh = slot.takeContext();
+      const context = fresh instanceof Promise ? await fresh : fresh;
+      this.context = context;
+      if (this.disposing) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+      this.heapBefore = this.heapUsed();
+      const createEnter = slot.realm.runSync(context, { reference: true });
+      handles.push(createEnter);
+      const install = slot.kernel.runSync(context, { reference: true });
+      handles.push(install);
+      const { bridge } = this;
+      const callback = factory.createCallback((op, a, b, c) => bridge(op as string, a, b, c));
+      const config = JSON.stringify(kernelConfig({ maxTimers, maxTimerCreations }));
+      this.enterRef = createEnter.applySync(undefined, [install.derefInto(), callback, config], {
+        result: { reference: true },
+      }) as IsolateReference;
+      return OK;
+    } catch (error) {
+      return { ok: false, outcome: this.broken(error) };
+    } finally {
+      for (const handle of handles) releaseQuietly(handle);
+    }
+  }
+
+  private async defineModule(module: SourceModule, timeoutMs: number): Promise<RealmStatus> {
+    const { isolate } = this.options.slot;
+    let factory: IsolateReference;
+    try {
+      const script = isolate.compileScriptSync(`${MODULE_OPEN}${module.source}${MODULE_CLOSE}`, {
+        filename: `${MODULE_FILENAME_PREFIX}${module.name}`,
+      });
+      // Evaluating the function expression runs no guest code.
+      factory = script.runSync(this.context as IsolateContext, { reference: true });
+      script.release();
+    } catch (error) {
+      if (!this.options.slot.healthy) return { ok: false, outcome: this.broken(error) };
+      const reason = syntaxRecord(error)?.message ?? "invalid source";
+      return {
+        ok: false,
+        outcome: { kind: "fault", message: `module ${module.name} could not be compiled: ${reason}` },
+      };
+    }
+    try {
+      return await this.call("defineModule", [module.name, factory.derefInto()], timeoutMs);
+    } finally {
+      releaseQuietly(factory);
+    }
+  }
+
+  /** Run one kernel entry in the isolate within `timeoutMs`; a rejection is the outcome. */
+  private async call(name: string, args: readonly unknown[], timeoutMs: number): Promise<RealmStatus> {
+    const enter = this.enterRef;
+    if (enter === undefined || this.disposing) {
+      return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+    }
+    const started = performance.now();
+    const call = enter.apply(undefined, [name, ...args], { timeout: timeoutMs });
+    try {
+      const returned = await this.track(call, started + timeoutMs);
+      if (returned === true) return OK;
+      return { ok: false, outcome: { kind: "fault", message: `the kernel's ${name} entry failed` } };
+    } catch (error) {
+      return { ok: false, outcome: this.rejected(error, performance.now() - started, timeoutMs) };
+    }
+  }
+
+  /** Mark `work` as running in the isolate until it settles (see {@link dispose}). */
+  private track<T>(work: Promise<T>, deadline: number): Promise<T> {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    const busy = { settled, deadline };
+    this.busy = busy;
+    void settled.then(() => {
+      if (this.busy === busy) this.busy = undefined;
+    });
+    return work;
+  }
+
+  /** What a rejected entry call means. */
+  private rejected(error: unknown, spentMs: number, timeoutMs: number): GuestOutcome {
+    if (this.disposedHere || !this.options.slot.healthy) return this.broken(error);
+    if (isTimeoutError(error) && spentMs >= timeoutMs - TIMEOUT_SLACK_MS)
+      return { kind: "timeout", timeoutMs: -1 };
+    // The entries catch what guest code throws: what reaches us is a rejection nobody handled.
+    return { kind: "error", error: describeRejection(error) };
+  }
+
+  /** An isolate that failed outside guest code: its memory limit, or a fault. */
+  private broken(error: unknown): GuestOutcome {
+    const { slot } = this.options;
+    if (!slot.healthy && !this.disposedHere) return { kind: "memory", limitBytes: slot.memoryLimitMiB * MIB };
+    return { kind: "fault", message: `The isolate failed: ${messageOf(error)}` };
+  }
+
+  private heapUsed(): number {
+    const stats = this.options.slot.isolate.getHeapStatisticsSync();
+    return stats.used_heap_size + stats.externally_allocated_size;
+  }
+
+  private disposeIsolate(): void {
+    this.disposedHere = true;
+    this.options.slot.dispose();
+    this.letGo();
+  }
+
+  /** Release the context and hand the slot back, once. */
+  private letGo(): void {
+    if (this.released) return;
+    this.released = true;
+    const { slot } = this.options;
+    if (slot.healthy) {
+      if (this.enterRef !== undefined) releaseQuietly(this.enterRef);
+      if (this.context !== undefined) releaseQuietly(this.context);
+    }
+    this.enterRef = undefined;
+    this.context = undefined;
+    this.options.onRelease(slot, slot.healthy && !this.disposedHere);
+  }
+}
+
+function releaseQuietly(handle: { release(): void }): void {
+  try {
+    handle.release();
+  } catch {
+    // The isolate is gone; so is the handle.
+  }
+}
