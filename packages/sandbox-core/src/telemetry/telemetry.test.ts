@@ -14,7 +14,10 @@ import {
   recordExecution,
   recordPoolAcquisition,
   recordRuleBlock,
+  recordToolCall,
+  recordToolCallDuration,
   SANDBOX_METER_NAME,
+  UNKNOWN_TOOL_ATTRIBUTE,
 } from "./index.js";
 
 /** A pull reader: the test decides when to collect. */
@@ -58,29 +61,42 @@ afterEach(async () => {
 });
 
 describe("telemetry", () => {
-  it("exports four instruments and four recorders", () => {
+  it("exports six instruments, six recorders and the tool-call span", () => {
     expect(Object.keys(telemetry).sort()).toEqual([
       "SANDBOX_METER_NAME",
       "SANDBOX_METRIC_NAMES",
+      "SANDBOX_SPAN_NAMES",
+      "SANDBOX_TRACER_NAME",
+      "TOOL_CALL_SPAN_ATTRIBUTES",
+      "UNKNOWN_TOOL_ATTRIBUTE",
       "executionOutcome",
       "recordDuration",
       "recordExecution",
       "recordPoolAcquisition",
       "recordRuleBlock",
+      "recordToolCall",
+      "recordToolCallDuration",
       "sandboxExecutionDurationHistogram",
       "sandboxExecutionsCounter",
       "sandboxPoolAcquisitionsCounter",
       "sandboxRuleBlocksCounter",
+      "sandboxToolCallDurationHistogram",
+      "sandboxToolCallsCounter",
+      "startToolCallSpan",
     ]);
     expect(typeof telemetry.sandboxExecutionsCounter.add).toBe("function");
     expect(typeof telemetry.sandboxRuleBlocksCounter.add).toBe("function");
     expect(typeof telemetry.sandboxPoolAcquisitionsCounter.add).toBe("function");
     expect(typeof telemetry.sandboxExecutionDurationHistogram.record).toBe("function");
+    expect(typeof telemetry.sandboxToolCallsCounter.add).toBe("function");
+    expect(typeof telemetry.sandboxToolCallDurationHistogram.record).toBe("function");
     expect(telemetry.SANDBOX_METRIC_NAMES).toEqual({
       executions: "sandbox_executions_total",
       ruleBlocks: "sandbox_rule_blocks_total",
       poolAcquisitions: "sandbox_pool_acquisitions_total",
       executionDuration: "sandbox_execution_duration_ms",
+      toolCalls: "sandbox_tool_calls_total",
+      toolCallDuration: "sandbox_tool_call_duration_ms",
     });
   });
 
@@ -125,6 +141,36 @@ describe("telemetry", () => {
     expect(histogram?.value.buckets.boundaries).toEqual([
       1, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000,
     ]);
+  });
+
+  it("records tool calls by tool and outcome, with finer duration buckets", async () => {
+    recordToolCall("getWeather", "ok");
+    recordToolCall("getWeather", "ok");
+    recordToolCall("getWeather", "denied");
+    recordToolCall(UNKNOWN_TOOL_ATTRIBUTE, "refused");
+    recordToolCallDuration("getWeather", "ok", 0.75);
+    recordToolCallDuration("getWeather", "ok", 40);
+
+    const byName = await collected();
+    expect(points(byName.get("sandbox_tool_calls_total"))).toEqual([
+      { attributes: { tool: "getWeather", outcome: "ok" }, value: 2 },
+      { attributes: { tool: "getWeather", outcome: "denied" }, value: 1 },
+      { attributes: { tool: "<unknown>", outcome: "refused" }, value: 1 },
+    ]);
+    const duration = byName.get("sandbox_tool_call_duration_ms");
+    expect(duration?.descriptor.unit).toBe("ms");
+    const [histogram] = (duration?.dataPoints ?? []) as DataPoint<Histogram>[];
+    expect({
+      attributes: histogram?.attributes,
+      count: histogram?.value.count,
+      sum: histogram?.value.sum,
+      boundaries: histogram?.value.buckets.boundaries,
+    }).toEqual({
+      attributes: { tool: "getWeather", outcome: "ok" },
+      count: 2,
+      sum: 40.75,
+      boundaries: [0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000],
+    });
   });
 
   it("follows a replaced MeterProvider instead of keeping stale instruments", async () => {

@@ -19,6 +19,8 @@ export const SANDBOX_METRIC_NAMES = Object.freeze({
   ruleBlocks: "sandbox_rule_blocks_total",
   poolAcquisitions: "sandbox_pool_acquisitions_total",
   executionDuration: "sandbox_execution_duration_ms",
+  toolCalls: "sandbox_tool_calls_total",
+  toolCallDuration: "sandbox_tool_call_duration_ms",
 } as const);
 
 /**
@@ -45,6 +47,26 @@ export type PoolAcquisitionResult =
   | "disposed"
   | "failed";
 
+/**
+ * How one guest→host tool call ended (exactly one per call): `ok` the handler
+ * answered and the output passed its schema, `error` the handler threw,
+ * `invalid` the input failed the tool's `inputSchema` (handler not called),
+ * `invalid-output` the output failed `outputSchema` or could not be measured,
+ * `denied` an `approveToolCall` hook said no, `limit` a tool limit refused it
+ * (`maxToolCalls`, `maxToolPayloadBytes` either way), `aborted` the execution
+ * ended while it was pending (its late answer was dropped), `refused` it came
+ * after the execution ended or named no tool.
+ */
+export type ToolCallOutcome =
+  | "ok"
+  | "error"
+  | "invalid"
+  | "invalid-output"
+  | "denied"
+  | "limit"
+  | "aborted"
+  | "refused";
+
 /** Attributes of `sandbox_executions_total` and `sandbox_execution_duration_ms`. */
 export interface ExecutionAttributes extends Attributes {
   engine: EngineName;
@@ -61,6 +83,24 @@ export interface PoolAcquisitionAttributes extends Attributes {
   result: PoolAcquisitionResult;
 }
 
+/**
+ * Attributes of `sandbox_tool_calls_total` and `sandbox_tool_call_duration_ms`.
+ * `tool` is a name from the application's tool set, or `"<unknown>"` for a
+ * call naming no tool, so the guest cannot raise the cardinality.
+ */
+export interface ToolCallAttributes extends Attributes {
+  tool: string;
+  outcome: ToolCallOutcome;
+}
+
+/** The `tool` attribute recorded for a call that names no tool of the set (not a JavaScript identifier, so no tool can have it). */
+export const UNKNOWN_TOOL_ATTRIBUTE = "<unknown>";
+
+/** Bucket bounds (ms) advised for `sandbox_tool_call_duration_ms`: tool calls are mostly far shorter than executions. */
+const TOOL_CALL_BUCKETS_MS = [
+  0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000,
+];
+
 /** Bucket bounds (ms) advised for `sandbox_execution_duration_ms`. */
 const DURATION_BUCKETS_MS = [1, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000];
 
@@ -69,6 +109,8 @@ interface Instruments {
   ruleBlocks: Counter<RuleBlockAttributes>;
   poolAcquisitions: Counter<PoolAcquisitionAttributes>;
   duration: Histogram<ExecutionAttributes>;
+  toolCalls: Counter<ToolCallAttributes>;
+  toolCallDuration: Histogram<ToolCallAttributes>;
 }
 
 function createInstruments(meter: Meter): Instruments {
@@ -86,6 +128,15 @@ function createInstruments(meter: Meter): Instruments {
       description: "Wall-clock duration of sandbox executions, by engine and outcome.",
       unit: "ms",
       advice: { explicitBucketBoundaries: DURATION_BUCKETS_MS },
+    }),
+    toolCalls: meter.createCounter<ToolCallAttributes>(SANDBOX_METRIC_NAMES.toolCalls, {
+      description: "Guest-to-host tool calls, by tool and outcome.",
+    }),
+    toolCallDuration: meter.createHistogram<ToolCallAttributes>(SANDBOX_METRIC_NAMES.toolCallDuration, {
+      description:
+        "Duration of guest-to-host tool calls from the guest's call to its answer (validation, approval, waiting for a concurrency slot and the handler), by tool and outcome.",
+      unit: "ms",
+      advice: { explicitBucketBoundaries: TOOL_CALL_BUCKETS_MS },
     }),
   };
 }
@@ -134,6 +185,20 @@ export const sandboxExecutionDurationHistogram: Histogram<ExecutionAttributes> =
   },
 });
 
+/** `sandbox_tool_calls_total` {tool, outcome}; always records on the current global MeterProvider. */
+export const sandboxToolCallsCounter: Counter<ToolCallAttributes> = Object.freeze({
+  add(value: number, attributes?: ToolCallAttributes, context?: Context): void {
+    instruments().toolCalls.add(value, attributes, context);
+  },
+});
+
+/** `sandbox_tool_call_duration_ms` {tool, outcome}, in ms; always records on the current global MeterProvider. */
+export const sandboxToolCallDurationHistogram: Histogram<ToolCallAttributes> = Object.freeze({
+  record(value: number, attributes?: ToolCallAttributes, context?: Context): void {
+    instruments().toolCallDuration.record(value, attributes, context);
+  },
+});
+
 /** The {@link ExecutionOutcome} of a result: `"success"`, its `errorCode`, or `"error"`. */
 export function executionOutcome(result: Pick<SandboxResult, "success" | "errorCode">): ExecutionOutcome {
   if (result.success) return "success";
@@ -158,4 +223,14 @@ export function recordPoolAcquisition(result: PoolAcquisitionResult): void {
 /** Record one execution's wall-clock duration, in ms, on `sandbox_execution_duration_ms`. */
 export function recordDuration(engine: EngineName, outcome: ExecutionOutcome, durationMs: number): void {
   sandboxExecutionDurationHistogram.record(durationMs, { engine, outcome });
+}
+
+/** Count one tool call on `sandbox_tool_calls_total`. */
+export function recordToolCall(tool: string, outcome: ToolCallOutcome): void {
+  sandboxToolCallsCounter.add(1, { tool, outcome });
+}
+
+/** Record one tool call's duration, in ms, on `sandbox_tool_call_duration_ms`. */
+export function recordToolCallDuration(tool: string, outcome: ToolCallOutcome, durationMs: number): void {
+  sandboxToolCallDurationHistogram.record(durationMs, { tool, outcome });
 }

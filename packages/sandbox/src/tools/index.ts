@@ -1,0 +1,45 @@
+// Host tools ("code mode"): the layer between the facade and the guest→host call protocol.
+
+// Normalising and merging
+export {
+  type CompiledToolSchema,
+  isNormalisedToolSet,
+  mergeTools,
+  NO_TOOLS,
+  type NormalisedTool,
+  type NormalisedToolSet,
+  normaliseTools,
+} from "./normalise-tools.js";
+// Running calls
+export { ToolCallError, type ToolCallErrorInfo } from "./tool-call-error.js";
+// Declarations
+export { toolDeclarations } from "./tool-declarations.js";
+// Definitions
+export {
+  defineTool,
+  type JsonSchemaObject,
+  type SchemaOutput,
+  type ToolDefinition,
+  type ToolExecutionOptions,
+  type ToolSchema,
+  type ToolSet,
+} from "./tool-definition.js";
+// Limits
+export {
+  type ResolvedToolLimits,
+  resolveToolLimits,
+  TOOL_LIMIT_DEFAULTS,
+  type ToolLimits,
+  ToolLimitsSchema,
+  type ToolsLocation,
+} from "./tool-limits.js";
+export {
+  type ApproveToolCall,
+  createToolRunner,
+  type ToolApprovalRequest,
+  type ToolCallRecord,
+  type ToolCallStatus,
+  type ToolRunner,
+  type ToolRunnerOptions,
+  type ToolUsage,
+} from "./tool-runner.js";

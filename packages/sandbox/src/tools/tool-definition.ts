@@ -1,0 +1,69 @@
+import type { z } from "zod";
+
+/**
+ * A JSON Schema object (draft 2020-12 unless its `$schema` names draft-07 or
+ * draft-04), e.g. `{ type: "object", properties: { city: { type: "string" } }, required: ["city"] }`.
+ */
+export type JsonSchemaObject = { readonly [keyword: string]: unknown };
+
+/** A tool's input or output schema: a zod 4 schema (`zod` or `zod/mini`) or a {@link JsonSchemaObject}. */
+export type ToolSchema = z.core.$ZodType | JsonSchemaObject;
+
+/** What a schema validates to: the zod output type, or `unknown` for a JSON Schema. */
+export type SchemaOutput<S> = S extends z.core.$ZodType ? z.core.output<S> : unknown;
+
+/** The second argument of a tool's `execute` (the shape of the Vercel AI SDK's tool-call options). */
+export interface ToolExecutionOptions {
+  /**
+   * Aborted when the execution ends (result, timeout, cancel, memory) while
+   * this call is pending; the call's late answer is then dropped.
+   */
+  readonly abortSignal: AbortSignal;
+  /** The call's id, unique within the execution (the journal's `id`). */
+  readonly toolCallId: string;
+  /** Always empty: a call from sandboxed code has no chat history. Present for tools written for the AI SDK. */
+  readonly messages: readonly unknown[];
+}
+
+/**
+ * A host function the guest may call as `await tools.<name>(input)`. The same
+ * shape as the Vercel AI SDK's `tool()`, so tools defined for an agent plug in
+ * unchanged.
+ *
+ * `execute` gets the input as `inputSchema` parsed it (zod defaults and
+ * transforms applied) — a copy made by the codec, never a guest object. What
+ * it returns (or resolves with) is checked against `outputSchema` when given
+ * and copied into the guest. What it throws reaches the guest as a `ToolError`
+ * whose `message` is the thrown error's message, passed through as it is (no
+ * stack; cut to half of `maxToolPayloadBytes` characters): do not put secrets
+ * or host paths in it. The same holds for a zod refinement that throws, and
+ * for custom zod error messages, which reach the guest in validation errors.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a tool set holds tools of every input type, as the AI SDK's ToolSet does.
+export interface ToolDefinition<Input = any, Output = unknown> {
+  /** What the tool does; becomes the TSDoc of `tools.<name>` in {@link toolDeclarations}. */
+  description?: string | undefined;
+  /** Checked before `execute` runs; a failure reaches the guest as a `ToolError` naming the field. */
+  inputSchema: ToolSchema;
+  /** Checked on the way back when given; a failure reaches the guest as a `ToolError`. */
+  outputSchema?: ToolSchema | undefined;
+  /** Runs the call on the host. */
+  execute(input: Input, options: ToolExecutionOptions): Output | PromiseLike<Output>;
+}
+
+/** Tools by name; every name is a JavaScript identifier (the guest calls `tools.<name>`). */
+export type ToolSet = Record<string, ToolDefinition>;
+
+/**
+ * Define one tool with `execute`'s input typed from a zod `inputSchema`
+ * (`unknown` for a JSON Schema). Returns `tool` itself; the same role as the
+ * AI SDK's `tool()` helper.
+ */
+export function defineTool<Schema extends ToolSchema, Output>(tool: {
+  description?: string | undefined;
+  inputSchema: Schema;
+  outputSchema?: ToolSchema | undefined;
+  execute(input: SchemaOutput<Schema>, options: ToolExecutionOptions): Output | PromiseLike<Output>;
+}): ToolDefinition<SchemaOutput<Schema>, Output> {
+  return tool;
+}
