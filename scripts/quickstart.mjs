@@ -16,7 +16,13 @@ console.log("run: suaveplan-sandbox run examples/agent-snippet.js --engine all\n
 reporter.note("$ node packages/sandbox-cli/dist/bin.js run examples/agent-snippet.js --engine all");
 const demo = spawnSync(
   process.execPath,
-  [join(root, "packages", "sandbox-cli", "dist", "bin.js"), "run", "examples/agent-snippet.js", "--engine", "all"],
+  [
+    join(root, "packages", "sandbox-cli", "dist", "bin.js"),
+    "run",
+    "examples/agent-snippet.js",
+    "--engine",
+    "all",
+  ],
   { cwd: root, env, stdio: "inherit" },
 );
 process.exit(demo.status ?? 1);
