@@ -60,7 +60,7 @@ describe("IsolateEngine in a plain Node process", () => {
       success: false,
       errorCode: "SANDBOX_ENGINE_FAILED",
       error: expect.stringMatching(
-        /^IsolateEngine refuses to start: Node \d+\.\d+\.\d+ runs with its startup snapshot, and isolated-vm requires `node --no-node-snapshot` on Node 20\+ .* \(SANDBOX_ENGINE_FAILED\)$/,
+        /^IsolateEngine refuses to start: Node \d+\.\d+\.\d+ runs with its startup snapshot, and isolated-vm requires `node --no-node-snapshot` on Node 20\+ .* \(SANDBOX_ENGINE_FAILED\); see @suaveplan\/sandbox-core\/docs\/errors\/SANDBOX_ENGINE_FAILED\.md$/,
       ),
     });
   });
@@ -78,7 +78,7 @@ describe("IsolateEngine in a plain Node process", () => {
       success: false,
       errorCode: "SANDBOX_ENGINE_FAILED",
       error:
-        "IsolateEngine cannot start: the package isolated-vm is not installed. Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot` (SANDBOX_ENGINE_FAILED)",
+        "IsolateEngine cannot start: the package isolated-vm is not installed. Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot` (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md",
     });
   });
 });

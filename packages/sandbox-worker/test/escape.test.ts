@@ -39,7 +39,7 @@ describe("escape attempts inside the worker", () => {
     const result = await run("this.constructor.constructor('return process')()");
     expect({ success: result.success, error: result.error, errorCode: result.errorCode }).toEqual({
       success: false,
-      error: `${CODEGEN_REFUSED} (SANDBOX_ENGINE_FAILED)`,
+      error: `${CODEGEN_REFUSED} (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md`,
       errorCode: SANDBOX_CODES.ENGINE_FAILED,
     });
     expect(
@@ -252,7 +252,7 @@ describe("escape attempts inside the worker", () => {
           code,
           success: false,
           errorCode: SANDBOX_CODES.ENGINE_FAILED,
-          error: `result is not transferable: larger than the memory limit of ${16 * 1024 * 1024} bytes (SANDBOX_ENGINE_FAILED)`,
+          error: `result is not transferable: larger than the memory limit of ${16 * 1024 * 1024} bytes (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md`,
         });
       }
       // Within the budget the same shapes still cross.

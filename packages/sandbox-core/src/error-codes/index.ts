@@ -1,4 +1,10 @@
-export { type CodeRecord, defineCodes } from "./define-codes.js";
+export {
+  type CodeRecord,
+  type DefineCodesOptions,
+  defineCodes,
+  errorDocsPath,
+  withErrorCode,
+} from "./define-codes.js";
 export { isSandboxError, SANDBOX_CODES, type SandboxCode, SandboxError } from "./sandbox-codes.js";
 export {
   type ErrorDetails,

@@ -124,7 +124,7 @@ describe("IsolateEngine", () => {
       success: false,
       result: undefined,
       error:
-        "Execution exceeded the isolate memory limit of 16 MiB; the isolate was disposed and will be replaced (SANDBOX_MEMORY_EXCEEDED)",
+        "Execution exceeded the isolate memory limit of 16 MiB; the isolate was disposed and will be replaced (SANDBOX_MEMORY_EXCEEDED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_MEMORY_EXCEEDED.md",
       errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
     });
     expect(isolates.map((i) => i.isDisposed)).toEqual([true]);
@@ -165,7 +165,7 @@ describe("IsolateEngine", () => {
         success: false,
         result: undefined,
         error:
-          "Execution timed out after 200 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+          "Execution timed out after 200 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT); see @suaveplan/sandbox-core/docs/errors/SANDBOX_TIMEOUT.md",
         errorCode: SANDBOX_CODES.TIMEOUT,
       });
     }
@@ -185,7 +185,8 @@ describe("IsolateEngine", () => {
     expect(outcome(result)).toEqual({
       success: false,
       result: undefined,
-      error: "The engine was destroyed while the code ran (SANDBOX_ENGINE_DISPOSED)",
+      error:
+        "The engine was destroyed while the code ran (SANDBOX_ENGINE_DISPOSED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_DISPOSED.md",
       errorCode: SANDBOX_CODES.ENGINE_DISPOSED,
     });
     expect(isolates.map((i) => i.isDisposed)).toEqual([true]);
@@ -329,7 +330,7 @@ describe("IsolateEngine", () => {
       success: false,
       result: undefined,
       error: expect.stringMatching(
-        /^context is not transferable into the isolate \(values must be structured-cloneable data\): .*could not be cloned\. \(SANDBOX_ENGINE_FAILED\)$/,
+        /^context is not transferable into the isolate \(values must be structured-cloneable data\): .*could not be cloned\. \(SANDBOX_ENGINE_FAILED\); see @suaveplan\/sandbox-core\/docs\/errors\/SANDBOX_ENGINE_FAILED\.md$/,
       ),
       errorCode: SANDBOX_CODES.ENGINE_FAILED,
     });

@@ -121,7 +121,7 @@ describe("SpawnEngine", () => {
       success: false,
       errorCode: SANDBOX_CODES.TIMEOUT,
       error:
-        "Execution timed out after 200 ms; the child process was killed with SIGKILL. Raise timeout or shorten the work (SANDBOX_TIMEOUT)",
+        "Execution timed out after 200 ms; the child process was killed with SIGKILL. Raise timeout or shorten the work (SANDBOX_TIMEOUT); see @suaveplan/sandbox-core/docs/errors/SANDBOX_TIMEOUT.md",
     });
     expect(children).toHaveLength(1);
     const child = children[0] as ChildProcess;
@@ -243,7 +243,7 @@ describe("SpawnEngine", () => {
       success: false,
       errorCode: SANDBOX_CODES.SPAWN_FAILED,
       error:
-        "The child process exited with code 3 before sending a result. Child stderr: crash-runner: deliberate failure (SANDBOX_SPAWN_FAILED)",
+        "The child process exited with code 3 before sending a result. Child stderr: crash-runner: deliberate failure (SANDBOX_SPAWN_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_SPAWN_FAILED.md",
     });
   });
 
@@ -270,7 +270,7 @@ describe("SpawnEngine", () => {
       success: false,
       errorCode: SANDBOX_CODES.SPAWN_FAILED,
       error:
-        "The child process did not start the code within 50 ms (startTimeout); the machine may be overloaded (SANDBOX_SPAWN_FAILED)",
+        "The child process did not start the code within 50 ms (startTimeout); the machine may be overloaded (SANDBOX_SPAWN_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_SPAWN_FAILED.md",
     });
     expect(fake.kills).toEqual(["SIGKILL"]);
     await fake.exit(null, "SIGKILL");
@@ -343,17 +343,17 @@ describe("SpawnEngine", () => {
       {
         errorCode: SANDBOX_CODES.ENGINE_FAILED,
         error:
-          'context is not transferable into the child process (values must be JSON data): function at key "fn" (SANDBOX_ENGINE_FAILED)',
+          'context is not transferable into the child process (values must be JSON data): function at key "fn" (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md',
       },
       {
         errorCode: SANDBOX_CODES.ENGINE_FAILED,
         error:
-          'context is not transferable into the child process (values must be JSON data): bigint at key "big" (SANDBOX_ENGINE_FAILED)',
+          'context is not transferable into the child process (values must be JSON data): bigint at key "big" (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md',
       },
       {
         errorCode: SANDBOX_CODES.ENGINE_FAILED,
         error:
-          "context is not transferable into the child process (values must be JSON data): cyclic (SANDBOX_ENGINE_FAILED)",
+          "context is not transferable into the child process (values must be JSON data): cyclic (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md",
       },
     ]);
   });
@@ -374,10 +374,10 @@ describe("SpawnEngine", () => {
     );
     expect(() => new SpawnEngine({ timeout: 0 })).toThrow(SandboxError);
     expect(() => new SpawnEngine({ preStart: false, colour: "red" } as never)).toThrow(
-      "Invalid SpawnEngine option colour: is not a SpawnEngine option (SANDBOX_INVALID_CONFIG)",
+      "Invalid SpawnEngine option colour: is not a SpawnEngine option (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
     expect(() => new SpawnEngine({ runnerPath: "/nonexistent/runner.js" })).toThrow(
-      "Invalid SpawnEngine option runnerPath: does not exist (/nonexistent/runner.js) (SANDBOX_INVALID_CONFIG)",
+      "Invalid SpawnEngine option runnerPath: does not exist (/nonexistent/runner.js) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
   });
 });

@@ -34,7 +34,7 @@ describe("WorkerEngine", () => {
     expect(result).toEqual({
       success: false,
       error:
-        "Execution timed out after 200 ms: the code was still running (a loop, a pending timer or an unsettled promise) and its worker was terminated; raise `timeout` or make the code finish sooner (SANDBOX_TIMEOUT)",
+        "Execution timed out after 200 ms: the code was still running (a loop, a pending timer or an unsettled promise) and its worker was terminated; raise `timeout` or make the code finish sooner (SANDBOX_TIMEOUT); see @suaveplan/sandbox-core/docs/errors/SANDBOX_TIMEOUT.md",
       errorCode: SANDBOX_CODES.TIMEOUT,
       duration: expect.any(Number),
       logs: [],
@@ -115,7 +115,7 @@ describe("WorkerEngine", () => {
       {
         success: false,
         error:
-          "WorkerEngine.execute: context.fn cannot be copied into the sandbox (it is a function); pass plain data (SANDBOX_INVALID_OPTIONS)",
+          "WorkerEngine.execute: context.fn cannot be copied into the sandbox (it is a function); pass plain data (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
         errorCode: SANDBOX_CODES.INVALID_OPTIONS,
       },
     );
@@ -162,13 +162,15 @@ describe("WorkerEngine", () => {
     const timer = await engine.execute("setTimeout(() => { throw new TypeError('in timer'); }, 1); 'sync'");
     expect({ success: timer.success, error: timer.error, errorCode: timer.errorCode }).toEqual({
       success: false,
-      error: "TypeError: in timer (SANDBOX_ENGINE_FAILED)",
+      error:
+        "TypeError: in timer (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md",
       errorCode: SANDBOX_CODES.ENGINE_FAILED,
     });
     const rejection = await engine.execute("Promise.reject(new Error('lost')); setTimeout(() => {}, 50); 1");
     expect({ success: rejection.success, error: rejection.error, errorCode: rejection.errorCode }).toEqual({
       success: false,
-      error: "Uncaught (in promise) Error: lost (SANDBOX_ENGINE_FAILED)",
+      error:
+        "Uncaught (in promise) Error: lost (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md",
       errorCode: SANDBOX_CODES.ENGINE_FAILED,
     });
   });
@@ -185,7 +187,8 @@ describe("WorkerEngine", () => {
     const thrown = await engine.execute("1");
     expect({ success: thrown.success, error: thrown.error, errorCode: thrown.errorCode }).toEqual({
       success: false,
-      error: 'module "broken" failed to load: Error: bad module (SANDBOX_INVALID_MODULE)',
+      error:
+        'module "broken" failed to load: Error: bad module (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md',
       errorCode: SANDBOX_CODES.INVALID_MODULE,
     });
     engine.registerModule({ name: "broken", source: "module.exports = ;" });
@@ -193,7 +196,7 @@ describe("WorkerEngine", () => {
     expect({ success: syntax.success, error: syntax.error, errorCode: syntax.errorCode }).toEqual({
       success: false,
       error:
-        "module \"broken\" failed to compile: SyntaxError: Unexpected token ';' (line 1, column 18) (SANDBOX_INVALID_MODULE)",
+        "module \"broken\" failed to compile: SyntaxError: Unexpected token ';' (line 1, column 18) (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md",
       errorCode: SANDBOX_CODES.INVALID_MODULE,
     });
   });
@@ -208,7 +211,7 @@ describe("WorkerEngine", () => {
     );
     expect({ success: result.success, error: result.error, errorCode: result.errorCode }).toEqual({
       success: false,
-      error: `Execution exceeded the memory limit of ${memoryLimit} bytes (V8 heap) and its worker was terminated; raise \`memoryLimit\` or allocate less (SANDBOX_MEMORY_EXCEEDED)`,
+      error: `Execution exceeded the memory limit of ${memoryLimit} bytes (V8 heap) and its worker was terminated; raise \`memoryLimit\` or allocate less (SANDBOX_MEMORY_EXCEEDED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_MEMORY_EXCEEDED.md`,
       errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
     });
   });
@@ -219,7 +222,7 @@ describe("WorkerEngine", () => {
     expect({ success: result.success, error: result.error, errorCode: result.errorCode }).toEqual({
       success: false,
       error:
-        "The worker ran out of memory while starting: memoryLimit 2097152 bytes is too small to boot a worker thread; raise `memoryLimit` (SANDBOX_MEMORY_EXCEEDED)",
+        "The worker ran out of memory while starting: memoryLimit 2097152 bytes is too small to boot a worker thread; raise `memoryLimit` (SANDBOX_MEMORY_EXCEEDED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_MEMORY_EXCEEDED.md",
       errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
     });
   });
