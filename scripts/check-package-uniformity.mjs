@@ -24,6 +24,11 @@ for (const dir of readdirSync(join(root, "packages"))) {
   if (!existsSync(file)) continue;
   const pkg = JSON.parse(readFileSync(file, "utf8"));
   const say = (msg) => problems.push(`${pkg.name ?? dir}: ${msg}`);
+  // Private workspace packages (repository tests such as docs-tests) are never published.
+  if (pkg.private === true) {
+    if (!existsSync(join(base, "README.md"))) say("missing README.md");
+    continue;
+  }
   if (!pkg.name?.startsWith("@suaveplan/")) say("name must be scoped @suaveplan/");
   if (!pkg.description) say("missing description");
   if (pkg.license !== "MIT") say("license must be MIT");
