@@ -1,7 +1,28 @@
 #!/usr/bin/env node
-// Quick start: set everything up, then run the CLI on the example snippet
-// under every engine.
-import { run, setup } from "./setup.mjs";
+// Quick start: install and build quietly (one progress line per phase, full
+// output in quickstart.log), then run the CLI on the example snippet under
+// every engine — the demo is the only long output.
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createReporter, setup } from "./setup.mjs";
 
-const { pnpm, env } = setup();
-run([...pnpm, "run", "demo"], env);
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const log = join(root, "quickstart.log");
+console.log("quickstart: full install and build output goes to quickstart.log");
+const reporter = createReporter(log);
+const { env } = setup(reporter);
+console.log("run: suaveplan-sandbox run examples/agent-snippet.js --engine all\n");
+reporter.note("$ node packages/sandbox-cli/dist/bin.js run examples/agent-snippet.js --engine all");
+const demo = spawnSync(
+  process.execPath,
+  [
+    join(root, "packages", "sandbox-cli", "dist", "bin.js"),
+    "run",
+    "examples/agent-snippet.js",
+    "--engine",
+    "all",
+  ],
+  { cwd: root, env, stdio: "inherit" },
+);
+process.exit(demo.status ?? 1);

@@ -2,9 +2,12 @@
 // One-shot setup for a machine with only Node >= 20.19 and npm:
 // installs the pinned pnpm through npx, points node-gyp at local Node headers
 // when this Node ships them (no download needed), installs and builds.
+//
+//   node scripts/setup.mjs           # every command's output on the terminal (CI)
+//   node scripts/setup.mjs --quiet   # one line per phase; full output in setup.log
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -28,17 +31,46 @@ export function detectNodeHeaders(env = process.env, execPath = process.execPath
   return undefined;
 }
 
-/** Run a command in the repo root, inheriting stdio; exit on failure. */
-export function run(argv, env = process.env) {
-  console.log(`$ ${argv.join(" ")}`);
-  const result = spawnSync(argv[0], argv.slice(1), { cwd: root, stdio: "inherit", env });
-  if (result.status !== 0) {
-    console.error(`setup: ${argv.join(" ")} failed with ${result.status ?? result.signal}`);
-    process.exit(result.status ?? 1);
-  }
+/**
+ * Where commands write. `log === undefined`: everything on the terminal.
+ * Otherwise every command's output goes to the file `log` and the terminal
+ * gets only `phase()` lines and failures.
+ */
+export function createReporter(log) {
+  if (log !== undefined) writeFileSync(log, `# ${new Date().toISOString()} ${process.version}\n`);
+  const note = (line) => (log === undefined ? console.log(line) : appendFileSync(log, `${line}\n`));
+  return {
+    log,
+    note,
+    /** Run a command in the repo root; exit with its status on failure. */
+    run(argv, env = process.env) {
+      note(`$ ${argv.join(" ")}`);
+      const result = spawnSync(argv[0], argv.slice(1), {
+        cwd: root,
+        env,
+        stdio: log === undefined ? "inherit" : ["ignore", "pipe", "pipe"],
+        encoding: "utf8",
+        maxBuffer: 256 * 1024 * 1024,
+      });
+      if (log !== undefined) appendFileSync(log, `${result.stdout ?? ""}${result.stderr ?? ""}`);
+      if (result.status !== 0) {
+        const where = log === undefined ? "" : `; full output in ${relative(process.cwd(), log) || log}`;
+        console.error(`setup: ${argv.join(" ")} failed with ${result.status ?? result.signal}${where}`);
+        process.exit(result.status ?? 1);
+      }
+    },
+    /** Run `fn` as one named phase: a single progress line in quiet mode. */
+    phase(name, fn) {
+      const started = performance.now();
+      if (log !== undefined) process.stdout.write(`${name}… `);
+      fn();
+      if (log !== undefined) console.log(`done (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    },
+  };
 }
 
-export function setup() {
+/** Check Node, then install and build. Returns the pnpm command and the environment used. */
+export function setup(reporter = createReporter(undefined)) {
   const [major, minor] = process.versions.node.split(".").map(Number);
   if (major < 20 || (major === 20 && minor < 19)) {
     console.error(`setup: Node >= 20.19 is required (this is ${process.version}).`);
@@ -48,15 +80,18 @@ export function setup() {
   const headers = detectNodeHeaders(env);
   if (headers) {
     env.npm_config_nodedir = headers;
-    console.log(`setup: node-gyp uses local Node headers under ${headers}`);
+    reporter.note(`setup: node-gyp uses local Node headers under ${headers}`);
   } else {
-    console.log("setup: no local Node headers found; node-gyp will fetch them if it needs to");
+    reporter.note("setup: no local Node headers found; node-gyp will fetch them if it needs to");
   }
   const pnpm = pnpmCommand();
   const frozen = env.CI ? ["--frozen-lockfile"] : [];
-  run([...pnpm, "install", ...frozen], env);
-  run([...pnpm, "build"], env);
+  reporter.phase("install", () => reporter.run([...pnpm, "install", ...frozen], env));
+  reporter.phase("build", () => reporter.run([...pnpm, "build"], env));
   return { pnpm, env };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) setup();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const quiet = process.argv.includes("--quiet");
+  setup(createReporter(quiet ? join(root, "setup.log") : undefined));
+}

@@ -149,13 +149,18 @@ describe("landlock probe", () => {
     },
   );
 
-  it("restores the executable bit a package tarball dropped", () => {
+  it("refuses a launcherPath that is not executable, and never chmods it", () => {
     expect.assertions(2);
     const copy = join(buildDir, "packed-launcher");
     copyFileSync(launcherPath, copy);
     chmodSync(copy, 0o644);
-    expect(createLandlockBackend({ launcherPath: copy }).probe().available).toBe(true);
-    expect(statSync(copy).mode & 0o777).toBe(0o755);
+    expect(createLandlockBackend({ launcherPath: copy }).probe()).toEqual({
+      backend: "landlock",
+      available: false,
+      reason:
+        "Landlock launcher is not executable; install the package with a package manager that keeps its mode bit (npm, pnpm), or pass a launcherPath you built",
+    });
+    expect(statSync(copy).mode & 0o777).toBe(0o644);
   });
 
   it("says why when the launcher was never built", () => {
@@ -260,7 +265,7 @@ describe("landlock wrap", () => {
     const policy = policyFor(fx, { protectedPaths: [join(fx.workspace, ".git", "hooks")] });
     expect(() => backend().wrap(["true"], policy, probe)).toThrow(SandboxUnavailableError);
     expect(() => backend().wrap(["true"], policy, probe)).toThrow(
-      "The landlock backend cannot keep policy.protectedPaths read-only: 1 of them overlap a writable root, and Landlock rules only add access beneath a directory, never subtract a sub-path. Use the landlock+bwrap backend, or drop those paths from protectedPaths (SANDBOX_UNAVAILABLE)",
+      "The landlock backend cannot keep policy.protectedPaths read-only: 1 of them overlap a writable root, and Landlock rules only add access beneath a directory, never subtract a sub-path. Use the landlock+bwrap backend, or drop those paths from protectedPaths (SANDBOX_UNAVAILABLE); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_UNAVAILABLE.md",
     );
   });
 
@@ -289,7 +294,7 @@ describe("landlock wrap", () => {
     };
     expect(() => backend().wrap(["true"], policyFor(fx), down)).toThrow(SandboxUnavailableError);
     expect(() => backend().wrap(["true"], policyFor(fx), down)).toThrow(
-      "The landlock backend cannot confine here: kernel without Landlock. Use another backend or fix the host (SANDBOX_UNAVAILABLE)",
+      "The landlock backend cannot confine here: kernel without Landlock. Use another backend or fix the host (SANDBOX_UNAVAILABLE); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_UNAVAILABLE.md",
     );
   });
 
@@ -301,7 +306,7 @@ describe("landlock wrap", () => {
       reason: "network deny unavailable: needs Landlock ABI 4, kernel has 3",
     };
     expect(() => backend().wrap(["true"], policyFor(fx, { network: "deny" }), noNet)).toThrow(
-      'The landlock backend cannot enforce policy.network "deny" here (network deny unavailable: needs Landlock ABI 4, kernel has 3). Use a backend that can, or allow the network (SANDBOX_UNAVAILABLE)',
+      'The landlock backend cannot enforce policy.network "deny" here (network deny unavailable: needs Landlock ABI 4, kernel has 3). Use a backend that can, or allow the network (SANDBOX_UNAVAILABLE); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_UNAVAILABLE.md',
     );
   });
 
@@ -310,7 +315,8 @@ describe("landlock wrap", () => {
     expect(() => backend().wrap(["true"], policyFor(fx, { workspaceRoot: "ws" }), probe)).toThrow(
       expect.objectContaining({
         code: "SANDBOX_INVALID_POLICY",
-        message: "policy.workspaceRoot must be an absolute, canonical path (SANDBOX_INVALID_POLICY)",
+        message:
+          "policy.workspaceRoot must be an absolute, canonical path (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
       }),
     );
     const unconfined = { ...policyFor(fx), mode: "danger-full-access" } as unknown as ReturnType<

@@ -7,7 +7,13 @@ import { defineCodes, SuaveplanError, type SuaveplanErrorOptions } from "@suavep
  * - `PERMISSION_INVALID_POLICY` — the policy failed validation; the message names the entry.
  * - `PERMISSION_TOO_MANY_REDIRECTS` — a checked fetch followed more redirects than allowed.
  */
-export const PERMISSION_CODES = defineCodes("PERMISSION", ["DENIED", "INVALID_POLICY", "TOO_MANY_REDIRECTS"]);
+export const PERMISSION_CODES = defineCodes(
+  "PERMISSION",
+  ["DENIED", "INVALID_POLICY", "TOO_MANY_REDIRECTS"],
+  {
+    docs: "@suaveplan/api-sandbox-permissions",
+  },
+);
 
 /** One of the {@link PERMISSION_CODES} values. */
 export type PermissionCode = (typeof PERMISSION_CODES)[keyof typeof PERMISSION_CODES];

@@ -157,7 +157,7 @@ describe("denial metric", () => {
       name: "PermissionError",
       code: "PERMISSION_DENIED",
       message:
-        'fetch of "https://evil.example/" denied: no policy.fetch pattern grants https://evil.example:443 (PERMISSION_DENIED)',
+        'fetch of "https://evil.example/" denied: no policy.fetch pattern grants https://evil.example:443 (PERMISSION_DENIED); see @suaveplan/api-sandbox-permissions/docs/errors/PERMISSION_DENIED.md',
       details: { capability: "fetch", reason: "no-matching-rule" },
     });
   });

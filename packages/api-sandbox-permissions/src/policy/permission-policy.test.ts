@@ -24,7 +24,7 @@ describe("permission policy validation", () => {
     expect(failure(policy)).toEqual({
       code: "PERMISSION_INVALID_POLICY",
       message: expect.stringMatching(
-        /^Invalid permission policy: policy\.fs\[2\]\.access is invalid: .*\(PERMISSION_INVALID_POLICY\)$/u,
+        /^Invalid permission policy: policy\.fs\[2\]\.access is invalid: .*\(PERMISSION_INVALID_POLICY\); see @suaveplan\/api-sandbox-permissions\/docs\/errors\/PERMISSION_INVALID_POLICY\.md$/u,
       ),
       details: { field: "policy.fs[2].access", reason: expect.stringContaining("is invalid") },
     });

@@ -6,23 +6,27 @@ import { defineCodes, SuaveplanError, type SuaveplanErrorOptions } from "@suavep
  * `DATA_CLONE_FAILED`, `FS_FAILED`, `FETCH_FAILED`) are raised inside the sandbox as guest-realm
  * errors carrying `code`, and surface on the host as {@link VmSandboxError}s with the same code.
  */
-export const SAND_VM_CODES = defineCodes("SAND_VM", [
-  "INVALID_OPTIONS",
-  "UNSUPPORTED_RUNTIME",
-  "EVAL_REJECTED",
-  "INDIRECT_EVAL_REJECTED",
-  "MODULE_IMPORT_FORBIDDEN",
-  "MODULE_LOAD_FAILED",
-  "PLUGIN_THREW",
-  "EXPORT_NOT_FOUND",
-  "DATA_CLONE_FAILED",
-  "TIMEOUT",
-  "DISPOSED",
-  "WORKER_FAILED",
-  "MEMORY_EXCEEDED",
-  "FS_FAILED",
-  "FETCH_FAILED",
-]);
+export const SAND_VM_CODES = defineCodes(
+  "SAND_VM",
+  [
+    "INVALID_OPTIONS",
+    "UNSUPPORTED_RUNTIME",
+    "EVAL_REJECTED",
+    "INDIRECT_EVAL_REJECTED",
+    "MODULE_IMPORT_FORBIDDEN",
+    "MODULE_LOAD_FAILED",
+    "PLUGIN_THREW",
+    "EXPORT_NOT_FOUND",
+    "DATA_CLONE_FAILED",
+    "TIMEOUT",
+    "DISPOSED",
+    "WORKER_FAILED",
+    "MEMORY_EXCEEDED",
+    "FS_FAILED",
+    "FETCH_FAILED",
+  ],
+  { docs: "@suaveplan/api-sandbox-vm" },
+);
 
 /** One of the {@link SAND_VM_CODES} values. */
 export type SandVmCode = (typeof SAND_VM_CODES)[keyof typeof SAND_VM_CODES];

@@ -98,13 +98,15 @@ describe("createVmSandbox", () => {
     expect(await failure(sandbox.call("missing"))).toEqual({
       name: "VmSandboxError",
       code: "SAND_VM_EXPORT_NOT_FOUND",
-      message: 'the plugin has no function export "missing" (SAND_VM_EXPORT_NOT_FOUND)',
+      message:
+        'the plugin has no function export "missing" (SAND_VM_EXPORT_NOT_FOUND); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_EXPORT_NOT_FOUND.md',
       details: { name: "missing", exports: ["boom", "throwsString"] },
     });
     expect(await failure(sandbox.call("boom"))).toEqual({
       name: "VmSandboxError",
       code: "SAND_VM_PLUGIN_THREW",
-      message: 'plugin export "boom" threw PluginError: bad input (SAND_VM_PLUGIN_THREW)',
+      message:
+        'plugin export "boom" threw PluginError: bad input (SAND_VM_PLUGIN_THREW); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_PLUGIN_THREW.md',
       details: {
         name: "PluginError",
         message: "bad input",
@@ -115,7 +117,7 @@ describe("createVmSandbox", () => {
     expect(await failure(sandbox.call("throwsString"))).toMatchObject({
       code: "SAND_VM_PLUGIN_THREW",
       message:
-        "plugin export \"throwsString\" threw a non-error value: 'just a string' (SAND_VM_PLUGIN_THREW)",
+        "plugin export \"throwsString\" threw a non-error value: 'just a string' (SAND_VM_PLUGIN_THREW); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_PLUGIN_THREW.md",
     });
   });
 
@@ -143,7 +145,7 @@ describe("createVmSandbox", () => {
     expect(await failure(createVmSandbox({ pluginModulePath: "", policy: {} }))).toMatchObject({
       code: "SAND_VM_INVALID_OPTIONS",
       message:
-        "Invalid createVmSandbox options: options.pluginModulePath must be a non-empty path string (SAND_VM_INVALID_OPTIONS)",
+        "Invalid createVmSandbox options: options.pluginModulePath must be a non-empty path string (SAND_VM_INVALID_OPTIONS); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_INVALID_OPTIONS.md",
     });
     expect(
       await failure(createVmSandbox({ pluginModulePath: "/x.mjs", policy: {}, timeoutMs: 0 })),

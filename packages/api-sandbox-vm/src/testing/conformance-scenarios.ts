@@ -154,7 +154,8 @@ const PROCESS_UNREACHABLE: VmConformanceScenario = {
     expect(await rejection(sandbox.call("pid"))).toEqual({
       name: "VmSandboxError",
       code: "SAND_VM_PLUGIN_THREW",
-      message: 'plugin export "pid" threw ReferenceError: process is not defined (SAND_VM_PLUGIN_THREW)',
+      message:
+        'plugin export "pid" threw ReferenceError: process is not defined (SAND_VM_PLUGIN_THREW); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_PLUGIN_THREW.md',
       details: expect.objectContaining({ name: "ReferenceError", message: "process is not defined" }),
     });
     const topLevel = await rejection(
@@ -162,7 +163,7 @@ const PROCESS_UNREACHABLE: VmConformanceScenario = {
     );
     expect([topLevel.code, topLevel.message]).toEqual([
       "SAND_VM_PLUGIN_THREW",
-      "the plugin module threw ReferenceError: process is not defined (SAND_VM_PLUGIN_THREW)",
+      "the plugin module threw ReferenceError: process is not defined (SAND_VM_PLUGIN_THREW); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_PLUGIN_THREW.md",
     ]);
   },
 };
@@ -239,7 +240,7 @@ const DIRECT_EVAL: VmConformanceScenario = {
     expect([host.name, host.code, host.message]).toEqual([
       "VmSandboxError",
       "SAND_VM_EVAL_REJECTED",
-      "eval is disabled in this sandbox: code generation from strings is rejected (SAND_VM_EVAL_REJECTED)",
+      "eval is disabled in this sandbox: code generation from strings is rejected (SAND_VM_EVAL_REJECTED); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_EVAL_REJECTED.md",
     ]);
   },
 };
@@ -617,7 +618,7 @@ const CALL_TIMEOUT: VmConformanceScenario = {
     const timedOut = await rejection(sandbox.call("hang"));
     expect([timedOut.code, timedOut.message]).toEqual([
       "SAND_VM_TIMEOUT",
-      'plugin export "hang" did not settle within 1000 ms (SAND_VM_TIMEOUT)',
+      'plugin export "hang" did not settle within 1000 ms (SAND_VM_TIMEOUT); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_TIMEOUT.md',
     ]);
     expect(await sandbox.call("ping")).toBe("pong");
   },

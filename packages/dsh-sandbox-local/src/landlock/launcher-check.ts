@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, chmodSync, constants, existsSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import type { ConfinedSandboxMode, SandboxEnforcement } from "@suaveplan/dsh-sandbox";
 import { LANDLOCK_LAUNCHER_PREFIX, LANDLOCK_LAUNCHER_SETUP_FAILED_EXIT_CODE } from "./landlock-dialect.js";
+import { ensureLauncherBuilt } from "./launcher-locate.js";
 import { launcherBuildError } from "./launcher-path.js";
 
 /** What checking the launcher and the kernel found: a usable ABI, or why not. */
@@ -28,7 +29,8 @@ export function launcherCanDenyNetwork(abi: number): boolean {
 }
 
 /**
- * Is the launcher built, and does this kernel support Landlock? Asks the
+ * Is the launcher built (building one that `landlockLauncherPath()` chose
+ * on first use), and does this kernel support Landlock? Asks the
  * launcher itself (`--abi`), so the answer covers seccomp filters and LSM
  * configuration as the confined command will meet them.
  */
@@ -36,6 +38,8 @@ export function checkLauncher(launcherPath: string, timeoutMs: number): Launcher
   if (process.platform !== "linux") {
     return { ok: false, reason: `Landlock is a Linux security module; this host runs ${process.platform}` };
   }
+  const notBuilt = ensureLauncherBuilt(launcherPath);
+  if (notBuilt !== undefined) return { ok: false, reason: notBuilt };
   if (!existsSync(launcherPath)) {
     const buildError = launcherBuildError(launcherPath);
     return {
@@ -46,11 +50,11 @@ export function checkLauncher(launcherPath: string, timeoutMs: number): Launcher
           : `Landlock launcher could not be built: ${buildError}`,
     };
   }
-  if (!ensureExecutable(launcherPath)) {
+  if (!isExecutable(launcherPath)) {
     return {
       ok: false,
       reason:
-        "Landlock launcher is not executable and could not be made so (package managers drop the mode bit when packing); run chmod +x on it or rebuild it with the package build",
+        "Landlock launcher is not executable; install the package with a package manager that keeps its mode bit (npm, pnpm), or pass a launcherPath you built",
     };
   }
   const run = spawnSync(launcherPath, ["--abi"], {
@@ -78,22 +82,13 @@ export function checkLauncher(launcherPath: string, timeoutMs: number): Launcher
   return { ok: true, abi };
 }
 
-/**
- * Package tarballs do not keep the executable bit, so an installed launcher
- * arrives as 0644: restore it once (owner/group/other execute, like a build).
- */
-function ensureExecutable(path: string): boolean {
+/** True when this process may execute `path`. Never changes its mode. */
+function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;
   } catch {
-    try {
-      chmodSync(path, 0o755);
-      accessSync(path, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
+    return false;
   }
 }
 

@@ -138,7 +138,7 @@ describe("LocalSandboxProvider", () => {
       name: "SandboxUnavailableError",
       code: "SANDBOX_UNAVAILABLE",
       message:
-        "no sandbox backend can confine commands on this host, and running them unconfined is never an option. seatbelt: Seatbelt (sandbox-exec) runs only on macOS; this host is linux; windows-acl: the restricted-token ACL backend runs only on Windows; this host is linux (SANDBOX_UNAVAILABLE)",
+        "no sandbox backend can confine commands on this host, and running them unconfined is never an option. seatbelt: Seatbelt (sandbox-exec) runs only on macOS; this host is linux; windows-acl: the restricted-token ACL backend runs only on Windows; this host is linux (SANDBOX_UNAVAILABLE); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_UNAVAILABLE.md",
     });
   });
 
@@ -158,7 +158,7 @@ describe("LocalSandboxProvider", () => {
       name: "SandboxUnavailableError",
       code: "SANDBOX_UNAVAILABLE",
       message:
-        "backend bwrap returned an argv that is not wrapped by a sandbox runner; refusing to run it unconfined (SANDBOX_UNAVAILABLE)",
+        "backend bwrap returned an argv that is not wrapped by a sandbox runner; refusing to run it unconfined (SANDBOX_UNAVAILABLE); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_UNAVAILABLE.md",
     });
     await provider.settled();
     expect(existsSync(rec.wraps[0]?.tempDir as string)).toBe(false);
@@ -296,10 +296,10 @@ describe("LocalSandboxProvider", () => {
     });
     const policy: SandboxPolicy = { mode: "read-only", workspaceRoot: workspace };
     expect(thrown(() => provider.confine([], policy)).message).toBe(
-      "argv must be a non-empty array naming the program to run (SANDBOX_INVALID_OPTIONS)",
+      "argv must be a non-empty array naming the program to run (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
     );
     expect(thrown(() => provider.confine(["a", "b\0"], policy)).message).toBe(
-      "argv[1] must be a string without NUL bytes (and argv[0] non-empty) (SANDBOX_INVALID_OPTIONS)",
+      "argv[1] must be a string without NUL bytes (and argv[0] non-empty) (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
     );
     expect(
       thrown(() => provider.confine(["true"], { mode: "read-only", workspaceRoot: join(base, "nope") })),
@@ -307,14 +307,14 @@ describe("LocalSandboxProvider", () => {
       name: "SandboxPolicyError",
       code: "SANDBOX_INVALID_POLICY",
       message:
-        "policy.workspaceRoot cannot be canonicalised: the directory does not resolve (ENOENT) (SANDBOX_INVALID_POLICY)",
+        "policy.workspaceRoot cannot be canonicalised: the directory does not resolve (ENOENT) (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
     });
     writeFileSync(join(base, "file"), "");
     expect(
       thrown(() => provider.confine(["true"], { mode: "read-only", workspaceRoot: join(base, "file") }))
         .message,
     ).toBe(
-      "policy.workspaceRoot must name a directory, but it resolves to a non-directory (SANDBOX_INVALID_POLICY)",
+      "policy.workspaceRoot must name a directory, but it resolves to a non-directory (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
     );
     const bad: [ConstructorParameters<typeof LocalSandboxProvider>[0], string][] = [
       [{ backends: [] }, "backends must be a non-empty array of backend names"],
@@ -336,7 +336,7 @@ describe("LocalSandboxProvider", () => {
     ];
     for (const [options, message] of bad) {
       expect(thrown(() => new TrackedProvider(options)).message).toBe(
-        `LocalSandboxProvider: ${message} (SANDBOX_INVALID_OPTIONS)`,
+        `LocalSandboxProvider: ${message} (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md`,
       );
     }
   });

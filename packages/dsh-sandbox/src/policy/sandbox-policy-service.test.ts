@@ -100,28 +100,30 @@ describe("SandboxPolicyService", () => {
       errorOf(() => new SandboxPolicyService({ defaultMode: "rw" as never, workspaceRoot: configured }))
         .message,
     ).toBe(
-      'defaultMode must be one of "read-only", "workspace-write", "danger-full-access", got "rw" (SANDBOX_INVALID_POLICY)',
+      'defaultMode must be one of "read-only", "workspace-write", "danger-full-access", got "rw" (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md',
     );
     expect(
       errorOf(() => new SandboxPolicyService({ defaultMode: "read-only", workspaceRoot: "rel" })).message,
-    ).toBe('workspaceRoot must be a non-empty absolute path, got "rel" (SANDBOX_INVALID_POLICY)');
+    ).toBe(
+      'workspaceRoot must be a non-empty absolute path, got "rel" (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md',
+    );
   });
 
   it("rejects a bad request mode, session and event mode naming the field", () => {
     const service = new SandboxPolicyService({ defaultMode: "read-only", workspaceRoot: configured });
     expect(errorOf(() => service.resolve({ mode: 3 as never })).message).toBe(
-      'mode must be one of "read-only", "workspace-write", "danger-full-access", got number (SANDBOX_INVALID_POLICY)',
+      'mode must be one of "read-only", "workspace-write", "danger-full-access", got number (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md',
     );
     expect(errorOf(() => service.resolve({ session: session([], "relative/dir") })).message).toBe(
-      'session.cwd must be a non-empty absolute path, got "relative/dir" (SANDBOX_INVALID_POLICY)',
+      'session.cwd must be a non-empty absolute path, got "relative/dir" (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md',
     );
     expect(errorOf(() => service.resolve({ session: { id: 1, events: [] } as never })).message).toBe(
-      "session.id must be a string, got number (SANDBOX_INVALID_POLICY)",
+      "session.id must be a string, got number (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
     );
     expect(
       errorOf(() => service.overrideOf(session([{ type: "sandbox/mode", mode: "all" as never }]))).message,
     ).toBe(
-      'session.events[0].mode must be one of "read-only", "workspace-write", "danger-full-access", got "all" (SANDBOX_INVALID_POLICY)',
+      'session.events[0].mode must be one of "read-only", "workspace-write", "danger-full-access", got "all" (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md',
     );
   });
 
@@ -132,12 +134,12 @@ describe("SandboxPolicyService", () => {
     });
     const missing = errorOf(() => service.resolve());
     expect(missing.message).toBe(
-      "workspaceRoot cannot be canonicalised: the directory does not resolve (ENOENT) (SANDBOX_INVALID_POLICY)",
+      "workspaceRoot cannot be canonicalised: the directory does not resolve (ENOENT) (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
     );
     expect(missing.details).toEqual({ field: "workspaceRoot", errno: "ENOENT" });
     writeFileSync(join(base, "file"), "x");
     expect(errorOf(() => service.resolve({ session: session([], join(base, "file")) })).message).toBe(
-      "session.cwd must name a directory, but it resolves to a non-directory (SANDBOX_INVALID_POLICY)",
+      "session.cwd must name a directory, but it resolves to a non-directory (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
     );
   });
 });

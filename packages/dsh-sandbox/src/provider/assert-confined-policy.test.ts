@@ -26,7 +26,7 @@ describe("assertConfinedPolicy", () => {
     expect(error).toBeInstanceOf(SandboxPolicyError);
     expect((error as SandboxPolicyError).code).toBe("SANDBOX_INVALID_POLICY");
     expect((error as SandboxPolicyError).message).toBe(
-      'policy.mode "danger-full-access" cannot be confined: a provider only accepts "read-only" or "workspace-write"; a danger-full-access consumer spawns its own argv without calling the provider (SANDBOX_INVALID_POLICY)',
+      'policy.mode "danger-full-access" cannot be confined: a provider only accepts "read-only" or "workspace-write"; a danger-full-access consumer spawns its own argv without calling the provider (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md',
     );
   });
 
@@ -45,11 +45,15 @@ describe("assertConfinedPolicy", () => {
     ] as const;
     for (const [policy, message] of bad) {
       const error = thrown(() => assertConfinedPolicy(policy as unknown as SandboxExecutionPolicy));
-      expect((error as Error).message).toBe(`${message} (SANDBOX_INVALID_POLICY)`);
+      expect((error as Error).message).toBe(
+        `${message} (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md`,
+      );
     }
     expect(
       (thrown(() => assertConfinedPolicy(null as unknown as SandboxExecutionPolicy)) as Error).message,
-    ).toBe("policy must be an object with mode and workspaceRoot (SANDBOX_INVALID_POLICY)");
+    ).toBe(
+      "policy must be an object with mode and workspaceRoot (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
+    );
   });
 
   it("is available to SandboxProvider implementations as a protected guard", () => {

@@ -1,7 +1,9 @@
 import { defineCodes, SuaveplanError, type SuaveplanErrorOptions } from "@suaveplan/sandbox-core/error-codes";
 
 /** Error codes of the process-sandbox packages. */
-export const PROCESS_SANDBOX_CODES = defineCodes("SANDBOX", ["UNAVAILABLE", "INVALID_POLICY"]);
+export const PROCESS_SANDBOX_CODES = defineCodes("SANDBOX", ["UNAVAILABLE", "INVALID_POLICY"], {
+  docs: "@suaveplan/dsh-sandbox",
+});
 
 /**
  * Thrown by {@link SandboxProvider.confine} when no backend can enforce the

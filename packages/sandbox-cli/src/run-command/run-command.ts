@@ -123,9 +123,12 @@ function formatResult(engine: EngineName, result: SandboxResult): string {
   const ms = `${result.duration.toFixed(1)} ms`;
   if (result.success) return `✔ ${engine}: ${preview(result.result)} (${ms})\n`;
   const code = result.errorCode ?? "error";
-  // Engine messages usually end with their own "(CODE)"; say the code once, up front.
+  // Engine messages usually end with their own "(CODE)", maybe "; see <page of CODE>"; say the code once, up front.
   const error = result.error ?? "failed";
-  const message = error.endsWith(` (${code})`) ? error.slice(0, -` (${code})`.length) : error;
+  const tag = ` (${code})`;
+  const at = error.lastIndexOf(tag);
+  const rest = at === -1 ? "" : error.slice(at + tag.length);
+  const message = at !== -1 && (rest === "" || /^; see \S+$/.test(rest)) ? error.slice(0, at) : error;
   return `✘ ${engine}: ${code}: ${message} (${ms})\n`;
 }
 

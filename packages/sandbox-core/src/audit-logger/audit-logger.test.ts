@@ -103,10 +103,10 @@ describe("AuditLogger", () => {
   it("rejects unusable search bounds with INVALID_OPTIONS", () => {
     const logger = new AuditLogger();
     expect(() => logger.search({ after: "yesterday" })).toThrowError(
-      'AuditLogger.search: after must be a Date, epoch ms or ISO 8601 string (got "yesterday") (SANDBOX_INVALID_OPTIONS)',
+      'AuditLogger.search: after must be a Date, epoch ms or ISO 8601 string (got "yesterday") (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md',
     );
     expect(() => logger.search({ limit: -1 })).toThrowError(
-      "AuditLogger.search: limit must be a non-negative integer (got -1) (SANDBOX_INVALID_OPTIONS)",
+      "AuditLogger.search: limit must be a non-negative integer (got -1) (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
     );
   });
 
@@ -137,7 +137,7 @@ describe("AuditLogger", () => {
     }
     expect(isSandboxError(caught, "SANDBOX_INVALID_CONFIG")).toBe(true);
     expect((caught as Error).message).toBe(
-      "AuditLogger: maxEntries must be a positive integer (got 0); pass e.g. 10000 (SANDBOX_INVALID_CONFIG)",
+      "AuditLogger: maxEntries must be a positive integer (got 0); pass e.g. 10000 (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
   });
 });

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
   defineCodes,
+  errorDocsPath,
   isSandboxError,
   isSuaveplanError,
   SANDBOX_CODES,
   SandboxError,
   SuaveplanError,
+  withErrorCode,
 } from "./index.js";
 
 describe("error codes", () => {
@@ -55,6 +57,38 @@ describe("error codes", () => {
     expect(() => defineCodes("SAND", ["TWICE", "TWICE"])).toThrowError(
       'defineCodes: code name "TWICE" is declared twice',
     );
+    expect(() => defineCodes("SAND", ["X"], { docs: "Not A Package" })).toThrowError(
+      'defineCodes: docs "Not A Package" must be an npm package name',
+    );
+  });
+
+  it("a code declared with a docs package ends every message with the code and its shipped page", () => {
+    const codes = defineCodes("DEMO_DOCS", ["BROKEN", "OTHER"], { docs: "@suaveplan/demo" });
+    expect(errorDocsPath(codes.BROKEN)).toBe("@suaveplan/demo/docs/errors/DEMO_DOCS_BROKEN.md");
+    expect(errorDocsPath("DEMO_UNDECLARED")).toBeUndefined();
+    const suffix = "(DEMO_DOCS_BROKEN); see @suaveplan/demo/docs/errors/DEMO_DOCS_BROKEN.md";
+    expect(
+      [
+        "It broke; fix it",
+        `It broke; fix it ${suffix}`,
+        "It broke; fix it (DEMO_DOCS_BROKEN)",
+        "",
+        "It broke (DEMO_DOCS_OTHER)",
+      ].map((message) => new SuaveplanError(codes.BROKEN, message).message),
+    ).toEqual([
+      `It broke; fix it ${suffix}`,
+      `It broke; fix it ${suffix}`,
+      `It broke; fix it ${suffix}`,
+      suffix,
+      `It broke (DEMO_DOCS_OTHER) ${suffix}`,
+    ]);
+    expect(withErrorCode("no page", "DEMO_UNDECLARED")).toBe("no page (DEMO_UNDECLARED)");
+  });
+
+  it("every code of this package points at its page in @suaveplan/sandbox-core", () => {
+    expect(Object.values(SANDBOX_CODES).map(errorDocsPath)).toEqual(
+      Object.values(SANDBOX_CODES).map((code) => `@suaveplan/sandbox-core/docs/errors/${code}.md`),
+    );
   });
 
   it("SuaveplanError carries code, cause and details and renders JSON without the stack", () => {
@@ -90,7 +124,9 @@ describe("error codes", () => {
     const error = new SandboxError(SANDBOX_CODES.TIMEOUT, "Execution exceeded timeout 100 ms");
     expect(error).toBeInstanceOf(SuaveplanError);
     expect(error.name).toBe("SandboxError");
-    expect(error.message).toBe("Execution exceeded timeout 100 ms (SANDBOX_TIMEOUT)");
+    expect(error.message).toBe(
+      "Execution exceeded timeout 100 ms (SANDBOX_TIMEOUT); see @suaveplan/sandbox-core/docs/errors/SANDBOX_TIMEOUT.md",
+    );
     expect(isSandboxError(error)).toBe(true);
     expect(isSandboxError(error, "SANDBOX_TIMEOUT")).toBe(true);
     expect(isSandboxError(error, "SANDBOX_RATE_LIMITED")).toBe(false);

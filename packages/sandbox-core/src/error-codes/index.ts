@@ -1,4 +1,11 @@
-export { type CodeRecord, defineCodes } from "./define-codes.js";
+export {
+  type CodeRecord,
+  type DefineCodesOptions,
+  defineCodes,
+  errorDocsPath,
+  withErrorCode,
+  withoutErrorCode,
+} from "./define-codes.js";
 export { isSandboxError, SANDBOX_CODES, type SandboxCode, SandboxError } from "./sandbox-codes.js";
 export {
   type ErrorDetails,

@@ -5,28 +5,32 @@ import { SuaveplanError, type SuaveplanErrorOptions } from "./suaveplan-error.js
  * Every error code of the sandbox packages. A `SandboxResult.errorCode` and a
  * thrown {@link SandboxError}'s `code` are always one of these values.
  */
-export const SANDBOX_CODES = defineCodes("SANDBOX", [
-  "INVALID_CONFIG",
-  "INVALID_OPTIONS",
-  "INVALID_MODULE",
-  "BLOCKED_MODULE",
-  "RATE_LIMITED",
-  "TIMEOUT",
-  "MEMORY_EXCEEDED",
-  "CODE_BLOCKED",
-  "CODE_TOO_LONG",
-  "ENGINE_DISPOSED",
-  "ENGINE_FAILED",
-  "ENGINE_UNAVAILABLE",
-  "GUEST_ERROR",
-  "SYNTAX_ERROR",
-  "RESULT_NOT_TRANSFERABLE",
-  "CANCELLED",
-  "WORKER_FAILED",
-  "SPAWN_FAILED",
-  "POOL_EXHAUSTED",
-  "STREAM_CLOSED",
-]);
+export const SANDBOX_CODES = defineCodes(
+  "SANDBOX",
+  [
+    "INVALID_CONFIG",
+    "INVALID_OPTIONS",
+    "INVALID_MODULE",
+    "BLOCKED_MODULE",
+    "RATE_LIMITED",
+    "TIMEOUT",
+    "MEMORY_EXCEEDED",
+    "CODE_BLOCKED",
+    "CODE_TOO_LONG",
+    "ENGINE_DISPOSED",
+    "ENGINE_FAILED",
+    "ENGINE_UNAVAILABLE",
+    "GUEST_ERROR",
+    "SYNTAX_ERROR",
+    "RESULT_NOT_TRANSFERABLE",
+    "CANCELLED",
+    "WORKER_FAILED",
+    "SPAWN_FAILED",
+    "POOL_EXHAUSTED",
+    "STREAM_CLOSED",
+  ],
+  { docs: "@suaveplan/sandbox-core" },
+);
 
 /** One of the {@link SANDBOX_CODES} values, e.g. `"SANDBOX_TIMEOUT"`. */
 export type SandboxCode = (typeof SANDBOX_CODES)[keyof typeof SANDBOX_CODES];

@@ -1,3 +1,5 @@
+import { withErrorCode } from "./define-codes.js";
+
 /** Structured, JSON-safe detail attached to a {@link SuaveplanError}. */
 export type ErrorDetails = Readonly<Record<string, unknown>>;
 
@@ -21,6 +23,8 @@ export interface SuaveplanErrorJSON {
  * The one error base of every Suaveplan package: a readonly `code` from a
  * closed set (see {@link defineCodes}), a message that says what happened,
  * why and how to fix it, the original `cause`, and structured `details`.
+ * The message ends with the code and where its page ships, e.g.
+ * `… (SANDBOX_TIMEOUT); see @suaveplan/sandbox-core/docs/errors/SANDBOX_TIMEOUT.md`.
  */
 export class SuaveplanError<Code extends string = string> extends Error {
   /** Stable machine-readable code, e.g. `SANDBOX_TIMEOUT`. */
@@ -29,7 +33,7 @@ export class SuaveplanError<Code extends string = string> extends Error {
   readonly details: ErrorDetails | undefined;
 
   constructor(code: Code, message: string, options: SuaveplanErrorOptions = {}) {
-    super(message.endsWith(`(${code})`) ? message : `${message} (${code})`, { cause: options.cause });
+    super(withErrorCode(message, code), { cause: options.cause });
     this.name = "SuaveplanError";
     this.code = code;
     this.details = options.details;

@@ -20,7 +20,7 @@ describe("ModuleResolver", () => {
     expect(error.code).toBe(SANDBOX_CODES.BLOCKED_MODULE);
     expect(error.message).toBe(
       'module.name: "fs" is a blocked Node built-in module; it would give guest code host access. ' +
-        "Register a narrow module of plain data or guest source instead (SANDBOX_BLOCKED_MODULE)",
+        "Register a narrow module of plain data or guest source instead (SANDBOX_BLOCKED_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_BLOCKED_MODULE.md",
     );
     for (const name of [...BLOCKED_MODULES, "node:fs", "fs/promises", "node:child_process"]) {
       expect(thrown(() => resolver.register({ name, exports: {} })).code).toBe("SANDBOX_BLOCKED_MODULE");
@@ -48,7 +48,7 @@ describe("ModuleResolver", () => {
     const error = thrown(() => new ModuleResolver(["Math", "fs"]));
     expect(error.code).toBe("SANDBOX_INVALID_CONFIG");
     expect(error.message).toBe(
-      'allowedModules: "fs" is not a built-in safe module; choose from Math, JSON, Date, and register anything else with registerModule (SANDBOX_INVALID_CONFIG)',
+      'allowedModules: "fs" is not a built-in safe module; choose from Math, JSON, Date, and register anything else with registerModule (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
     );
   });
 
@@ -80,23 +80,23 @@ describe("ModuleResolver", () => {
     const cases: Array<[unknown, string]> = [
       [
         { name: "has-dash", exports: 1 },
-        'Invalid module: module.name: must be a JavaScript identifier (got "has-dash") (SANDBOX_INVALID_MODULE)',
+        'Invalid module: module.name: must be a JavaScript identifier (got "has-dash") (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md',
       ],
       [
         { name: "empty" },
-        "Invalid module: module.exports: needs `exports` (plain data) or `source` (guest JavaScript) (SANDBOX_INVALID_MODULE)",
+        "Invalid module: module.exports: needs `exports` (plain data) or `source` (guest JavaScript) (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md",
       ],
       [
         { name: "__proto__", exports: {} },
-        'Invalid module: module.name: "__proto__" is reserved (it would shadow a global the engine controls); pick another name (SANDBOX_INVALID_MODULE)',
+        'Invalid module: module.name: "__proto__" is reserved (it would shadow a global the engine controls); pick another name (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md',
       ],
       [
         { name: "Math", exports: {} },
-        'Invalid module: module.name: "Math" is a built-in safe module; enable it through allowedModules instead of registering it (SANDBOX_INVALID_MODULE)',
+        'Invalid module: module.name: "Math" is a built-in safe module; enable it through allowedModules instead of registering it (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md',
       ],
       [
         { name: "leaky", exports: { run: () => process } },
-        "Invalid module: module.exports: must be structured-cloneable plain data (no functions, symbols or host objects); put behaviour in `source` (SANDBOX_INVALID_MODULE)",
+        "Invalid module: module.exports: must be structured-cloneable plain data (no functions, symbols or host objects); put behaviour in `source` (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md",
       ],
     ];
     for (const [input, message] of cases) {

@@ -124,7 +124,7 @@ describe("SandboxPool", () => {
       success: false,
       error:
         "SandboxPool: all 2 engines (maxSize 2) are busy and queueing is off (maxQueue 0); " +
-        "retry later, raise maxSize, or allow waiting with maxQueue (SANDBOX_POOL_EXHAUSTED)",
+        "retry later, raise maxSize, or allow waiting with maxQueue (SANDBOX_POOL_EXHAUSTED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_POOL_EXHAUSTED.md",
       errorCode: "SANDBOX_POOL_EXHAUSTED",
       duration: 0,
       logs: [],
@@ -235,7 +235,7 @@ describe("SandboxPool", () => {
     expect(overflow.errorCode).toBe("SANDBOX_POOL_EXHAUSTED");
     expect(overflow.error).toBe(
       "SandboxPool: all 1 engines (maxSize 1) are busy and the wait queue is full (maxQueue 2); " +
-        "retry later, raise maxSize, or allow waiting with maxQueue (SANDBOX_POOL_EXHAUSTED)",
+        "retry later, raise maxSize, or allow waiting with maxQueue (SANDBOX_POOL_EXHAUSTED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_POOL_EXHAUSTED.md",
     );
 
     engines[0]?.releaseHeld();
@@ -257,7 +257,7 @@ describe("SandboxPool", () => {
       success: false,
       error:
         "SandboxPool: no engine became free within acquireTimeoutMs (2000 ms) while all 1 engines were busy; " +
-        "raise maxSize or acquireTimeoutMs (SANDBOX_POOL_EXHAUSTED)",
+        "raise maxSize or acquireTimeoutMs (SANDBOX_POOL_EXHAUSTED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_POOL_EXHAUSTED.md",
       errorCode: "SANDBOX_POOL_EXHAUSTED",
       duration: 0,
       logs: [],
@@ -283,7 +283,7 @@ describe("SandboxPool", () => {
     expect(engines.map((e) => e.destroyCalls)).toEqual([1, 1]);
     expect((await queued).errorCode).toBe("SANDBOX_ENGINE_DISPOSED");
     expect((await queued).error).toBe(
-      "SandboxPool: cannot acquire: the pool was destroyed; create a new SandboxPool (SANDBOX_ENGINE_DISPOSED)",
+      "SandboxPool: cannot acquire: the pool was destroyed; create a new SandboxPool (SANDBOX_ENGINE_DISPOSED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_DISPOSED.md",
     );
     expect((await Promise.all(busy)).map((r) => r.errorCode)).toEqual([
       "SANDBOX_ENGINE_DISPOSED",
@@ -319,7 +319,8 @@ describe("SandboxPool", () => {
     });
     expect(await flaky.execute("1")).toEqual({
       success: false,
-      error: "SandboxPool: the engine factory failed: no engine #1 (SANDBOX_ENGINE_FAILED)",
+      error:
+        "SandboxPool: the engine factory failed: no engine #1 (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md",
       errorCode: "SANDBOX_ENGINE_FAILED",
       duration: 0,
       logs: [],
@@ -345,7 +346,7 @@ describe("SandboxPool", () => {
     }
     expect(isSandboxError(caught, "SANDBOX_ENGINE_FAILED")).toBe(true);
     expect((caught as Error).message).toBe(
-      "SandboxPool: the engine factory failed while pre-warming engine 2 of 2: out of isolates (SANDBOX_ENGINE_FAILED)",
+      "SandboxPool: the engine factory failed while pre-warming engine 2 of 2: out of isolates (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md",
     );
     await settle();
     expect(made.map((e) => e.destroyCalls)).toEqual([1]);
@@ -354,11 +355,11 @@ describe("SandboxPool", () => {
   it("validates its config with the pool schema", () => {
     const factory = () => new ControllableTestEngine(1);
     expect(() => new SandboxPool({ factory, minSize: 3, maxSize: 2 })).toThrowError(
-      "Invalid pool config: pool.minSize: minSize must not exceed maxSize (got 3) (SANDBOX_INVALID_CONFIG)",
+      "Invalid pool config: pool.minSize: minSize must not exceed maxSize (got 3) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
     expect(() => new SandboxPool({ factory, maxQueue: -1 })).toThrowError(/pool\.maxQueue: .*\(got -1\)/);
     expect(() => new SandboxPool({} as SandboxPoolOptions)).toThrowError(
-      "SandboxPool: options.factory must be a function returning a SandboxEngine (SANDBOX_INVALID_CONFIG)",
+      "SandboxPool: options.factory must be a function returning a SandboxEngine (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
   });
 });

@@ -1,3 +1,4 @@
+import { withoutErrorCode } from "../error-codes/define-codes.js";
 import { isSandboxError, SANDBOX_CODES, SandboxError } from "../error-codes/sandbox-codes.js";
 import { describeZodError, SandboxPoolConfigSchema } from "../schemas/sandbox-schemas.js";
 import { type PoolAcquisitionResult, recordPoolAcquisition } from "../telemetry/telemetry.js";
@@ -203,7 +204,7 @@ export class SandboxPool implements AsyncDisposable {
   /** `error` as a `success:false` result timed from `startedAt`. */
   private failure(error: SandboxError, startedAt: number): SandboxResult {
     // The error's message already ends with its code; `failure` adds it again, so strip it first.
-    return failure(error.code, error.message.replace(/ \(SANDBOX_[A-Z_]+\)$/, ""), {
+    return failure(error.code, withoutErrorCode(error.message), {
       duration: Math.max(0, this.clock() - startedAt),
     });
   }

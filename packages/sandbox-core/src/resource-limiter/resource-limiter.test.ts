@@ -43,7 +43,7 @@ describe("ResourceLimiter", () => {
     expect(error.code).toBe("SANDBOX_RATE_LIMITED");
     expect(error.message).toBe(
       "Rate limit reached: 2 of 2 executions allowed per 1000 ms window are used; the next slot frees in 500 ms. " +
-        "Retry later or raise maxExecutionsPerWindow (SANDBOX_RATE_LIMITED)",
+        "Retry later or raise maxExecutionsPerWindow (SANDBOX_RATE_LIMITED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_RATE_LIMITED.md",
     );
     expect(error.details).toEqual({ limit: 2, windowMs: 1_000, inWindow: 2, retryAfterMs: 500 });
 
@@ -118,10 +118,10 @@ describe("ResourceLimiter", () => {
     const error = thrown(() => new ResourceLimiter({ rateLimitWindow: 0 }));
     expect(error.code).toBe("SANDBOX_INVALID_CONFIG");
     expect(error.message).toBe(
-      "ResourceLimiter: rateLimitWindow must be a positive integer (got 0) (SANDBOX_INVALID_CONFIG)",
+      "ResourceLimiter: rateLimitWindow must be a positive integer (got 0) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
     expect(() => new ResourceLimiter({ maxExecutionsPerWindow: 1.5 })).toThrowError(
-      "ResourceLimiter: maxExecutionsPerWindow must be a positive integer (got 1.5) (SANDBOX_INVALID_CONFIG)",
+      "ResourceLimiter: maxExecutionsPerWindow must be a positive integer (got 1.5) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
   });
 });

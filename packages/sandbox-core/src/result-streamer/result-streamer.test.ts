@@ -34,13 +34,13 @@ describe("ResultStreamer", () => {
     const error = thrown(() => stream.pushLog("late"));
     expect(error.code).toBe(SANDBOX_CODES.STREAM_CLOSED);
     expect(error.message).toBe(
-      "ResultStreamer.pushLog: the stream is closed (after complete()); use a new ResultStreamer for each execution (SANDBOX_STREAM_CLOSED)",
+      "ResultStreamer.pushLog: the stream is closed (after complete()); use a new ResultStreamer for each execution (SANDBOX_STREAM_CLOSED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_STREAM_CLOSED.md",
     );
     expect(thrown(() => stream.pushError("late")).code).toBe("SANDBOX_STREAM_CLOSED");
     expect(thrown(() => stream.pushResult(1)).code).toBe("SANDBOX_STREAM_CLOSED");
     expect(thrown(() => stream.complete(RESULT)).code).toBe("SANDBOX_STREAM_CLOSED");
     expect(thrown(() => stream.pushChunk({ type: "log", data: "late" })).message).toBe(
-      "ResultStreamer.pushChunk: the stream is closed (after complete()); use a new ResultStreamer for each execution (SANDBOX_STREAM_CLOSED)",
+      "ResultStreamer.pushChunk: the stream is closed (after complete()); use a new ResultStreamer for each execution (SANDBOX_STREAM_CLOSED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_STREAM_CLOSED.md",
     );
   });
 
@@ -53,7 +53,7 @@ describe("ResultStreamer", () => {
     stream.pushChunk({ type: "result", data: [1] });
     const error = thrown(() => stream.pushChunk({ type: "complete", data: RESULT } as never));
     expect(error.message).toBe(
-      "ResultStreamer.pushChunk: chunk.type must be log, error or result; end the stream with complete(result) (SANDBOX_INVALID_OPTIONS)",
+      "ResultStreamer.pushChunk: chunk.type must be log, error or result; end the stream with complete(result) (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
     );
     stream.flush();
     expect(received).toEqual([
@@ -198,7 +198,7 @@ describe("ResultStreamer", () => {
     );
     expect(isSandboxError(error, "SANDBOX_STREAM_CLOSED")).toBe(true);
     expect((error as Error).message).toBe(
-      "ResultStreamer iterator: more than 2 chunks were left unread, so the iterator was closed; read faster or raise maxPendingChunks (SANDBOX_STREAM_CLOSED)",
+      "ResultStreamer iterator: more than 2 chunks were left unread, so the iterator was closed; read faster or raise maxPendingChunks (SANDBOX_STREAM_CLOSED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_STREAM_CLOSED.md",
     );
     expect(await iterator.next()).toEqual({ value: undefined, done: true });
     stream.destroy();
@@ -217,7 +217,7 @@ describe("ResultStreamer", () => {
     expect(received).toEqual([]);
     expect(stream.pending).toBe(0);
     expect(thrown(() => stream.pushLog("x")).message).toBe(
-      "ResultStreamer.pushLog: the stream is closed (after destroy()); use a new ResultStreamer for each execution (SANDBOX_STREAM_CLOSED)",
+      "ResultStreamer.pushLog: the stream is closed (after destroy()); use a new ResultStreamer for each execution (SANDBOX_STREAM_CLOSED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_STREAM_CLOSED.md",
     );
   });
 
@@ -265,7 +265,7 @@ describe("ResultStreamer", () => {
 
   it("rejects non-positive sizes with INVALID_CONFIG", () => {
     expect(() => new ResultStreamer({ maxBufferSize: 0 })).toThrowError(
-      "ResultStreamer: maxBufferSize must be a positive integer (got 0) (SANDBOX_INVALID_CONFIG)",
+      "ResultStreamer: maxBufferSize must be a positive integer (got 0) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
   });
 });

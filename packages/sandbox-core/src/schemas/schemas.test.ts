@@ -30,7 +30,7 @@ describe("schemas", () => {
     const error = thrown(() => parseSandboxConfig({ timeout: -1 }));
     expect(error.code).toBe("SANDBOX_INVALID_CONFIG");
     expect(error.message).toBe(
-      "Invalid sandbox config: config.timeout: Too small: expected number to be >0 (got -1) (SANDBOX_INVALID_CONFIG)",
+      "Invalid sandbox config: config.timeout: Too small: expected number to be >0 (got -1) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
     expect(error.details).toEqual({
       issues: [{ path: ["timeout"], message: "Too small: expected number to be >0" }],
@@ -39,23 +39,23 @@ describe("schemas", () => {
 
   it("rejects unknown fields, naming them", () => {
     expect(thrown(() => parseSandboxConfig({ timeot: 5 })).message).toBe(
-      'Invalid sandbox config: config: Unrecognized key: "timeot" (got {"timeot":5}) (SANDBOX_INVALID_CONFIG)',
+      'Invalid sandbox config: config: Unrecognized key: "timeot" (got {"timeot":5}) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
     );
     expect(thrown(() => parseSandboxConfig({ pool: { minSize: 1, size: 2 } })).message).toBe(
-      'Invalid sandbox config: config.pool: Unrecognized key: "size" (got {"minSize":1,"size":2}) (SANDBOX_INVALID_CONFIG)',
+      'Invalid sandbox config: config.pool: Unrecognized key: "size" (got {"minSize":1,"size":2}) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
     );
   });
 
   it("rejects a malformed engine name and an unknown built-in module (which engines exist is the facade's registry's call)", () => {
     expect(thrown(() => parseSandboxConfig({ engine: "Docker Engine" })).message).toBe(
-      'Invalid sandbox config: config.engine: must be an engine name: lowercase letters, digits and dashes (vm, worker, spawn, isolate, or one you registered) (got "Docker Engine") (SANDBOX_INVALID_CONFIG)',
+      'Invalid sandbox config: config.engine: must be an engine name: lowercase letters, digits and dashes (vm, worker, spawn, isolate, or one you registered) (got "Docker Engine") (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
     );
     expect(parseSandboxConfig({ engine: "quickjs" }).engine).toBe("quickjs");
     expect(thrown(() => parseSandboxConfig({ allowedModules: ["Math", "fs"] })).message).toBe(
-      'Invalid sandbox config: config.allowedModules.1: Invalid option: expected one of "Math"|"JSON"|"Date" (got "fs") (SANDBOX_INVALID_CONFIG)',
+      'Invalid sandbox config: config.allowedModules.1: Invalid option: expected one of "Math"|"JSON"|"Date" (got "fs") (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
     );
     expect(thrown(() => parseSandboxConfig({ pool: { minSize: 5, maxSize: 2 } })).message).toBe(
-      "Invalid sandbox config: config.pool.minSize: minSize must not exceed maxSize (got 5) (SANDBOX_INVALID_CONFIG)",
+      "Invalid sandbox config: config.pool.minSize: minSize must not exceed maxSize (got 5) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
     );
   });
 
@@ -85,10 +85,10 @@ describe("schemas", () => {
     const error = thrown(() => parseSandboxOptions({ timeout: "5s" }));
     expect(error.code).toBe("SANDBOX_INVALID_OPTIONS");
     expect(error.message).toBe(
-      'Invalid execution options: options.timeout: Invalid input: expected number, received string (got "5s") (SANDBOX_INVALID_OPTIONS)',
+      'Invalid execution options: options.timeout: Invalid input: expected number, received string (got "5s") (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md',
     );
     expect(thrown(() => parseSandboxOptions({ onLog: 3 })).message).toBe(
-      "Invalid execution options: options.onLog: must be a function (got 3) (SANDBOX_INVALID_OPTIONS)",
+      "Invalid execution options: options.onLog: must be a function (got 3) (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
     );
     const onLog = () => {};
     expect(parseSandboxOptions({ timeout: 10, onLog })).toEqual({ timeout: 10, onLog });
@@ -99,10 +99,10 @@ describe("schemas", () => {
     const error = thrown(() => parseSandboxModule({ name: "1bad", exports: {} }));
     expect(error.code).toBe("SANDBOX_INVALID_MODULE");
     expect(error.message).toBe(
-      'Invalid module: module.name: must be a JavaScript identifier (got "1bad") (SANDBOX_INVALID_MODULE)',
+      'Invalid module: module.name: must be a JavaScript identifier (got "1bad") (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md',
     );
     expect(thrown(() => parseSandboxModule({ name: "ok" })).message).toBe(
-      "Invalid module: module.exports: needs `exports` (plain data) or `source` (guest JavaScript) (SANDBOX_INVALID_MODULE)",
+      "Invalid module: module.exports: needs `exports` (plain data) or `source` (guest JavaScript) (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md",
     );
     expect(parseSandboxModule({ name: "ok", source: "module.exports = 1" })).toEqual({
       name: "ok",

@@ -1,5 +1,5 @@
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
-import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
+import { SANDBOX_CODES, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
 import type { WrapShift } from "@suaveplan/sandbox-core/guest-script";
 import { parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
 import {
@@ -177,5 +177,5 @@ function encodeContext(context: unknown, maxBytes: number): string | SandboxFail
 /** An error's message without the trailing `(SANDBOX_…)` code, to be re-coded. */
 export function withoutCode(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/ \(SANDBOX_[A-Z_]+\)$/, "");
+  return withoutErrorCode(message);
 }

@@ -1,6 +1,6 @@
 import { type AuditEntry, AuditLogger, type AuditStatistics } from "@suaveplan/sandbox-core/audit-logger";
 import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
-import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { SANDBOX_CODES, SandboxError, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
 import { ModuleResolver } from "@suaveplan/sandbox-core/module-resolver";
 import { SandboxPool } from "@suaveplan/sandbox-core/pool";
 import { ResourceLimiter, truncateOutput } from "@suaveplan/sandbox-core/resource-limiter";
@@ -342,5 +342,5 @@ type RunOutcome = SandboxResult;
 
 /** An error's message without the trailing `(SANDBOX_…)` code, to be re-coded by `failure`. */
 function withoutCode(message: string): string {
-  return message.replace(/ \(SANDBOX_[A-Z_]+\)$/, "");
+  return withoutErrorCode(message);
 }

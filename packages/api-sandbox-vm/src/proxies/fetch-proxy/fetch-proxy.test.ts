@@ -63,7 +63,7 @@ describe("handleFetchCall", () => {
       handleFetchCall([{ url: `${origin}/`, method: "GET", headers: [] }], { checker, fetch, signal }),
     ).rejects.toMatchObject({
       code: "SAND_VM_FETCH_FAILED",
-      message: `fetch of "${origin}/" failed: ECONNREFUSED (SAND_VM_FETCH_FAILED)`,
+      message: `fetch of "${origin}/" failed: ECONNREFUSED (SAND_VM_FETCH_FAILED); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_FETCH_FAILED.md`,
     });
   });
 

@@ -76,7 +76,8 @@ describe("handleFsCall", () => {
     const context = { checker: checker(), adapter: createNodeFsAdapter(), signal };
     await expect(handleFsCall("read", ["data/missing.txt"], context)).rejects.toMatchObject({
       code: "SAND_VM_FS_FAILED",
-      message: 'fs.read of "data/missing.txt" failed: ENOENT (SAND_VM_FS_FAILED)',
+      message:
+        'fs.read of "data/missing.txt" failed: ENOENT (SAND_VM_FS_FAILED); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_FS_FAILED.md',
     });
     await expect(handleFsCall("read", ["data/sub"], context)).rejects.toMatchObject({
       code: "SAND_VM_FS_FAILED",
@@ -95,7 +96,7 @@ describe("handleFsCall", () => {
     ).rejects.toMatchObject({
       code: "PERMISSION_DENIED",
       message:
-        'fs.read of "data/../../etc/passwd" was denied by the sandbox policy (no-matching-rule) (PERMISSION_DENIED)',
+        'fs.read of "data/../../etc/passwd" was denied by the sandbox policy (no-matching-rule) (PERMISSION_DENIED); see @suaveplan/api-sandbox-permissions/docs/errors/PERMISSION_DENIED.md',
     });
     expect(counting.calls).toEqual([]);
   });
