@@ -40,7 +40,6 @@ export interface ResolvedVmSandboxOptions {
   meterProvider: MeterProvider | undefined;
 }
 
-
 function invalid(field: string, reason: string): VmSandboxError {
   return new VmSandboxError(
     SAND_VM_CODES.INVALID_OPTIONS,
