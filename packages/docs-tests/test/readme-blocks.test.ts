@@ -19,25 +19,9 @@ import { type BlockMarkers, extractBlocks, type ReadmeBlock, readmePaths } from 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const SNIPPETS = fileURLToPath(new URL("../.snippets", import.meta.url));
 
-/**
- * Markers for READMEs of packages this change could not edit (their owners are
- * rewriting them); keyed by "<readme>:<line of the opening fence>". They mean
- * exactly what the same HTML comment in the README would, and belong there.
- */
-const EXTERNAL_MARKERS: Readonly<Record<string, BlockMarkers>> = {
-  "packages/dsh-sandbox-local/README.md:11": {
-    notRun: "confines a command in /srv/ws, a workspace that does not exist here",
-  },
-  "packages/sandbox-isolate/README.md:12": { notRun: "installs from the registry and shows the flag" },
-  "packages/sandbox-isolate/README.md:17": { nodeFlags: ["--no-node-snapshot"] },
-};
-
 function blocks(): ReadmeBlock[] {
   return readmePaths(ROOT).flatMap((readme) =>
-    extractBlocks(readme, readFileSync(join(ROOT, readme), "utf8")).map((block) => ({
-      ...block,
-      ...EXTERNAL_MARKERS[`${readme}:${block.line}`],
-    })),
+    extractBlocks(readme, readFileSync(join(ROOT, readme), "utf8")),
   );
 }
 
@@ -84,9 +68,6 @@ describe("README code blocks", () => {
   it("finds the blocks of every README, and every skipped one says why", () => {
     expect(all.length).toBeGreaterThanOrEqual(20);
     expect(all.filter((b) => b.notRun !== undefined && b.notRun.trim().length < 10)).toEqual([]);
-    expect(
-      Object.keys(EXTERNAL_MARKERS).filter((key) => !all.some((b) => `${b.readme}:${b.line}` === key)),
-    ).toEqual([]);
   });
 
   const runnable = all.filter((b) => b.notRun === undefined);

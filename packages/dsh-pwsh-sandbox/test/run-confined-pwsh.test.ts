@@ -53,15 +53,15 @@ describe("runConfinedPwsh (any host)", () => {
     expect(errors).toEqual([
       [
         "SANDBOX_INVALID_OPTIONS",
-        "runConfinedPwsh: script must not be empty or blank (SANDBOX_INVALID_OPTIONS)",
+        "runConfinedPwsh: script must not be empty or blank (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
       ],
       [
         "SANDBOX_INVALID_OPTIONS",
-        "runConfinedPwsh: options.pwsh must be a non-empty string without NUL bytes (SANDBOX_INVALID_OPTIONS)",
+        "runConfinedPwsh: options.pwsh must be a non-empty string without NUL bytes (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
       ],
       [
         "SANDBOX_INVALID_OPTIONS",
-        "runConfinedPwsh: options.timeout must be a positive number of ms (SANDBOX_INVALID_OPTIONS)",
+        "runConfinedPwsh: options.timeout must be a positive number of ms (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
       ],
     ]);
   });

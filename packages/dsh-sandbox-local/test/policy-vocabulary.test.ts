@@ -118,23 +118,23 @@ describe("writableRoots input", () => {
         name: "SandboxPolicyError",
         code: "SANDBOX_INVALID_POLICY",
         message:
-          "policy.writableRoots[0] does not resolve to a directory (ENOENT); create it first (SANDBOX_INVALID_POLICY)",
+          "policy.writableRoots[0] does not resolve to a directory (ENOENT); create it first (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
       },
       {
         name: "SandboxPolicyError",
         code: "SANDBOX_INVALID_POLICY",
-        message: "policy.writableRoots[0] must be an absolute path (SANDBOX_INVALID_POLICY)",
+        message: "policy.writableRoots[0] must be an absolute path (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
       },
       {
         name: "SandboxPolicyError",
         code: "SANDBOX_INVALID_POLICY",
         message:
-          'policy.writableRoots[0] must not be "/" (that is danger-full-access) (SANDBOX_INVALID_POLICY)',
+          'policy.writableRoots[0] must not be "/" (that is danger-full-access) (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md',
       },
       {
         name: "SandboxError",
         code: "SANDBOX_INVALID_OPTIONS",
-        message: "LocalSandboxProvider: writableRoots[0] must be an absolute path (SANDBOX_INVALID_OPTIONS)",
+        message: "LocalSandboxProvider: writableRoots[0] must be an absolute path (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
       },
     ]);
   });
@@ -194,7 +194,7 @@ describe("denyRead on plain Landlock, and backend selection", () => {
       expect(error).toEqual({
         name: "SandboxUnavailableError",
         code: "SANDBOX_UNAVAILABLE",
-        message: `The landlock backend cannot hide policy.denyRead path ${JSON.stringify(join(outside, "key"))}: Landlock grants reads beneath "/" and cannot subtract a sub-path from an allowed parent. Use the bwrap or landlock+bwrap backend, or drop denyRead (SANDBOX_UNAVAILABLE)`,
+        message: `The landlock backend cannot hide policy.denyRead path ${JSON.stringify(join(outside, "key"))}: Landlock grants reads beneath "/" and cannot subtract a sub-path from an allowed parent. Use the bwrap or landlock+bwrap backend, or drop denyRead (SANDBOX_UNAVAILABLE); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_UNAVAILABLE.md`,
       });
     },
   );
@@ -208,7 +208,7 @@ describe("denyRead on plain Landlock, and backend selection", () => {
     expect(thrown(() => resolveDenyRead([dir], workspace, []))).toEqual({
       name: "SandboxPolicyError",
       code: "SANDBOX_INVALID_POLICY",
-      message: `denyRead entry ${JSON.stringify(dir)} contains the workspace or a writable root; hiding it would hide them. Deny narrower paths (SANDBOX_INVALID_POLICY)`,
+      message: `denyRead entry ${JSON.stringify(dir)} contains the workspace or a writable root; hiding it would hide them. Deny narrower paths (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md`,
     });
     const home = join(dir, "home");
     mkdirSync(join(home, ".ssh"), { recursive: true });
@@ -274,7 +274,7 @@ for (const name of MASKING_BACKENDS) {
         name: "SandboxUnavailableError",
         code: "SANDBOX_UNAVAILABLE",
         message:
-          'protected path ".git/hooks" is a symbolic link; refusing to confine (a link can be re-pointed, and a read-only bind follows it). Replace the link with the real file or directory, or drop it from protectedPaths (SANDBOX_UNAVAILABLE)',
+          'protected path ".git/hooks" is a symbolic link; refusing to confine (a link can be re-pointed, and a read-only bind follows it). Replace the link with the real file or directory, or drop it from protectedPaths (SANDBOX_UNAVAILABLE); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_UNAVAILABLE.md',
       });
     });
 

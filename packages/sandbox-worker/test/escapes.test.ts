@@ -175,7 +175,7 @@ describe("escape attempts inside the worker", () => {
       expect.objectContaining({
         code: SANDBOX_CODES.INVALID_MODULE,
         message:
-          "module sneaky: import() and import declarations are not available in the sandbox (line 1) (SANDBOX_INVALID_MODULE)",
+          "module sneaky: import() and import declarations are not available in the sandbox (line 1) (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md",
       }),
     );
   });

@@ -124,7 +124,7 @@ describe("SandboxPool", () => {
       success: false,
       error:
         "SandboxPool: all 2 engines (maxSize 2) are busy and queueing is off (maxQueue 0); " +
-        "retry later, raise maxSize, or allow waiting with maxQueue (SANDBOX_POOL_EXHAUSTED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_POOL_EXHAUSTED.md",
+        "retry later, raise maxSize, or allow waiting with maxQueue (SANDBOX_POOL_EXHAUSTED)",
       errorCode: "SANDBOX_POOL_EXHAUSTED",
       duration: 0,
       logs: [],
@@ -235,7 +235,7 @@ describe("SandboxPool", () => {
     expect(overflow.errorCode).toBe("SANDBOX_POOL_EXHAUSTED");
     expect(overflow.error).toBe(
       "SandboxPool: all 1 engines (maxSize 1) are busy and the wait queue is full (maxQueue 2); " +
-        "retry later, raise maxSize, or allow waiting with maxQueue (SANDBOX_POOL_EXHAUSTED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_POOL_EXHAUSTED.md",
+        "retry later, raise maxSize, or allow waiting with maxQueue (SANDBOX_POOL_EXHAUSTED)",
     );
 
     engines[0]?.releaseHeld();
@@ -257,7 +257,7 @@ describe("SandboxPool", () => {
       success: false,
       error:
         "SandboxPool: no engine became free within acquireTimeoutMs (2000 ms) while all 1 engines were busy; " +
-        "raise maxSize or acquireTimeoutMs (SANDBOX_POOL_EXHAUSTED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_POOL_EXHAUSTED.md",
+        "raise maxSize or acquireTimeoutMs (SANDBOX_POOL_EXHAUSTED)",
       errorCode: "SANDBOX_POOL_EXHAUSTED",
       duration: 0,
       logs: [],
@@ -283,7 +283,7 @@ describe("SandboxPool", () => {
     expect(engines.map((e) => e.destroyCalls)).toEqual([1, 1]);
     expect((await queued).errorCode).toBe("SANDBOX_ENGINE_DISPOSED");
     expect((await queued).error).toBe(
-      "SandboxPool: cannot acquire: the pool was destroyed; create a new SandboxPool (SANDBOX_ENGINE_DISPOSED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_DISPOSED.md",
+      "SandboxPool: cannot acquire: the pool was destroyed; create a new SandboxPool (SANDBOX_ENGINE_DISPOSED)",
     );
     expect((await Promise.all(busy)).map((r) => r.errorCode)).toEqual([
       "SANDBOX_ENGINE_DISPOSED",
@@ -320,7 +320,7 @@ describe("SandboxPool", () => {
     expect(await flaky.execute("1")).toEqual({
       success: false,
       error:
-        "SandboxPool: the engine factory failed: no engine #1 (SANDBOX_ENGINE_FAILED); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_FAILED.md",
+        "SandboxPool: the engine factory failed: no engine #1 (SANDBOX_ENGINE_FAILED)",
       errorCode: "SANDBOX_ENGINE_FAILED",
       duration: 0,
       logs: [],

@@ -5,6 +5,7 @@ import { createHostCodec } from "../codec/install-codec.js";
 import type { SourceModule } from "../driver/guest-driver.js";
 import { MODULE_WRAPPER_CLOSE, MODULE_WRAPPER_OPEN } from "../kernel/kernel-source.js";
 import { compileGuestScript } from "../vm-realm/vm-realm.js";
+import { described } from "../outcome/to-sandbox-result.js";
 import { refuseDynamicImport } from "./refuse-dynamic-import.js";
 
 const codec = createHostCodec();
@@ -48,10 +49,10 @@ export class ModuleRegistry {
     } else {
       let text: string;
       try {
-        text = codec.encode(parsed.exports, `module ${parsed.name} exports`, MAX_MODULE_BYTES);
+        text = codec.encode(parsed.exports, "exports", MAX_MODULE_BYTES);
       } catch (error) {
         const why = codec.isNotTransferable(error)
-          ? `${error.path} is ${error.what}`
+          ? `${error.path} is ${described(error.what)}`
           : error instanceof Error
             ? error.message
             : String(error);

@@ -526,14 +526,14 @@ describe("IsolateEngine", () => {
       expect.objectContaining({
         code: SANDBOX_CODES.INVALID_CONFIG,
         message:
-          "Invalid IsolateEngine option maxIdleIsolates: expected a non-negative integer (got -1) (SANDBOX_INVALID_CONFIG)",
+          "Invalid IsolateEngine option maxIdleIsolates: expected a non-negative integer (got -1) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
       }),
     );
     expect(() => new IsolateEngine({ nodeSnapshot: "maybe" as "error" })).toThrow(
       expect.objectContaining({
         code: SANDBOX_CODES.INVALID_CONFIG,
         message:
-          'Invalid IsolateEngine option nodeSnapshot: expected "error" or "ignore" (got "maybe") (SANDBOX_INVALID_CONFIG)',
+          'Invalid IsolateEngine option nodeSnapshot: expected "error" or "ignore" (got "maybe") (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
       }),
     );
   });

@@ -445,7 +445,7 @@ describe("SpawnEngine", () => {
     expect(() => spawnEngine.registerModule({ name: "f", exports: { run: () => 1 } })).toThrow(
       new SandboxError(
         SANDBOX_CODES.INVALID_MODULE,
-        "module f: module f exports.run is function; module exports must be plain data",
+        "module f: exports.run is a function; module exports must be plain data",
       ),
     );
     expect(() => spawnEngine.registerModule({ name: "g", source: "module.exports = (" })).toThrow(

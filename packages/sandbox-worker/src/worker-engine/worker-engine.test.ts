@@ -243,14 +243,14 @@ describe("WorkerEngine", () => {
       expect.objectContaining({
         code: SANDBOX_CODES.INVALID_MODULE,
         message:
-          "module withFn: module withFn exports.fn is function; module exports must be plain data (SANDBOX_INVALID_MODULE)",
+          "module withFn: exports.fn is a function; module exports must be plain data (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md",
       }),
     );
     expect(() => engine.registerModule({ name: "broken", source: "module.exports = ;" })).toThrow(
       expect.objectContaining({
         code: SANDBOX_CODES.INVALID_MODULE,
         message:
-          "module broken: does not compile: SyntaxError: Unexpected token ';' (SANDBOX_INVALID_MODULE)",
+          "module broken: does not compile: SyntaxError: Unexpected token ';' (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md",
       }),
     );
     engine.registerModule({ name: "broken", source: "throw new Error('bad module');" });

@@ -176,7 +176,7 @@ describe("normaliseTools", () => {
   ])("refuses %s with SANDBOX_INVALID_CONFIG naming the tool and field", (_, tools, message, details) => {
     expect(thrown(() => normaliseTools(tools as ToolSet))).toEqual({
       code: SANDBOX_CODES.INVALID_CONFIG,
-      message: `Invalid sandbox config: ${message} (SANDBOX_INVALID_CONFIG)`,
+      message: `Invalid sandbox config: ${message} (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md`,
       details,
     });
   });
@@ -186,7 +186,7 @@ describe("normaliseTools", () => {
       {
         code: SANDBOX_CODES.INVALID_OPTIONS,
         message:
-          "Invalid execution options: options.tools.f.execute: must be a function (input, { abortSignal, toolCallId }) => output (got undefined) (SANDBOX_INVALID_OPTIONS)",
+          "Invalid execution options: options.tools.f.execute: must be a function (input, { abortSignal, toolCallId }) => output (got undefined) (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
         details: { field: "options.tools.f.execute", tool: "f" },
       },
     );

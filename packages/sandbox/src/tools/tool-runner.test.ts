@@ -760,7 +760,7 @@ describe("options", () => {
     expect(() => createToolRunner({ tools: undefined, ...(bad as object) })).toThrowError(
       expect.objectContaining({
         code: SANDBOX_CODES.INVALID_OPTIONS,
-        message: `${message} (SANDBOX_INVALID_OPTIONS)`,
+        message: `${message} (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md`,
       }),
     );
   });
