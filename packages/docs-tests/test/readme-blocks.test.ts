@@ -14,7 +14,7 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
-import { type BlockMarkers, extractBlocks, type ReadmeBlock, readmePaths } from "./readme-blocks.js";
+import { extractBlocks, type ReadmeBlock, readmePaths } from "./readme-blocks.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const SNIPPETS = fileURLToPath(new URL("../.snippets", import.meta.url));

@@ -123,7 +123,8 @@ describe("writableRoots input", () => {
       {
         name: "SandboxPolicyError",
         code: "SANDBOX_INVALID_POLICY",
-        message: "policy.writableRoots[0] must be an absolute path (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
+        message:
+          "policy.writableRoots[0] must be an absolute path (SANDBOX_INVALID_POLICY); see @suaveplan/dsh-sandbox/docs/errors/SANDBOX_INVALID_POLICY.md",
       },
       {
         name: "SandboxPolicyError",
@@ -134,7 +135,8 @@ describe("writableRoots input", () => {
       {
         name: "SandboxError",
         code: "SANDBOX_INVALID_OPTIONS",
-        message: "LocalSandboxProvider: writableRoots[0] must be an absolute path (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
+        message:
+          "LocalSandboxProvider: writableRoots[0] must be an absolute path (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
       },
     ]);
   });

@@ -319,8 +319,7 @@ describe("SandboxPool", () => {
     });
     expect(await flaky.execute("1")).toEqual({
       success: false,
-      error:
-        "SandboxPool: the engine factory failed: no engine #1 (SANDBOX_ENGINE_FAILED)",
+      error: "SandboxPool: the engine factory failed: no engine #1 (SANDBOX_ENGINE_FAILED)",
       errorCode: "SANDBOX_ENGINE_FAILED",
       duration: 0,
       logs: [],

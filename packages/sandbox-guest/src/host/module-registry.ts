@@ -4,8 +4,8 @@ import type { SandboxModule } from "@suaveplan/sandbox-core/types";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { SourceModule } from "../driver/guest-driver.js";
 import { MODULE_WRAPPER_CLOSE, MODULE_WRAPPER_OPEN } from "../kernel/kernel-source.js";
-import { compileGuestScript } from "../vm-realm/vm-realm.js";
 import { described } from "../outcome/to-sandbox-result.js";
+import { compileGuestScript } from "../vm-realm/vm-realm.js";
 import { refuseDynamicImport } from "./refuse-dynamic-import.js";
 
 const codec = createHostCodec();
