@@ -126,6 +126,7 @@ export {
   type SandboxPoolConfig,
   type SandboxResult,
   type SandboxSuccess,
+  type SandboxUsage,
 } from "./types/index.js";
 
 // Code transformer: kept last, as its own export chunk.

@@ -157,7 +157,7 @@ describe("escapes from the vm context", () => {
       ),
     ]);
     engine.unregisterModule("helper");
-    expect(results.map(({ duration: _d, memoryUsed: _m, ...rest }) => rest)).toStrictEqual([
+    expect(results.map(({ duration: _d, memoryUsed: _m, usage: _u, ...rest }) => rest)).toStrictEqual([
       {
         success: true,
         result: [

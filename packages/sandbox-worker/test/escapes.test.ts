@@ -25,7 +25,7 @@ async function run(code: string): Promise<SandboxResult> {
 
 /** The result without what varies from run to run (`duration`, `memoryUsed`). */
 function stable(result: SandboxResult): Omit<SandboxResult, "duration" | "memoryUsed"> {
-  const { duration: _duration, memoryUsed: _memoryUsed, ...rest } = result;
+  const { duration: _duration, memoryUsed: _memoryUsed, usage: _usage, ...rest } = result;
   return rest;
 }
 

@@ -21,9 +21,10 @@ function pack(packageName: string): string {
   return `file:./${tarball}`;
 }
 
-describe("a project that installs only sandbox-core + sandbox-vm", () => {
+describe("a project that installs only sandbox-core + sandbox-guest + sandbox-vm", () => {
   it("runs an execution from the packed tarballs without the other engines", () => {
     const core = pack("sandbox-core");
+    const guest = pack("sandbox-guest");
     const vmEngine = pack("sandbox-vm");
     writeFileSync(
       join(work, "package.json"),
@@ -33,10 +34,11 @@ describe("a project that installs only sandbox-core + sandbox-vm", () => {
         type: "module",
         dependencies: {
           "@suaveplan/sandbox-core": core,
+          "@suaveplan/sandbox-guest": guest,
           "@suaveplan/sandbox-vm": vmEngine,
           "@opentelemetry/api": "1.9.0",
         },
-        overrides: { "@suaveplan/sandbox-core": core },
+        overrides: { "@suaveplan/sandbox-core": core, "@suaveplan/sandbox-guest": guest },
       }),
     );
     writeFileSync(

@@ -16,6 +16,8 @@ class BrokenEngine implements SandboxEngine {
     enforcesMemoryLimit: false,
     boundsAsyncWork: false,
     streamsLogs: false,
+    abortsRunningCode: false,
+    measuresCpu: false,
   };
   destroyed = false;
   constructor(private readonly behaviour: "ignores-destroy" | "returns-garbage") {}

@@ -19,6 +19,8 @@ class ControllableTestEngine implements SandboxEngine {
     enforcesMemoryLimit: false,
     boundsAsyncWork: false,
     streamsLogs: false,
+    abortsRunningCode: false,
+    measuresCpu: false,
   };
   executions = 0;
   destroyCalls = 0;

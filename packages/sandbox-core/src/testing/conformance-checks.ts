@@ -38,7 +38,7 @@ export const CONFORMANCE_DEFAULTS: ResolvedConformanceOptions = Object.freeze({
 });
 
 /** The capability flags a check may require. */
-export type CapabilityFlag = "enforcesMemoryLimit" | "boundsAsyncWork" | "streamsLogs";
+export type CapabilityFlag = "enforcesMemoryLimit" | "boundsAsyncWork" | "streamsLogs" | "abortsRunningCode";
 
 /** What a check gets to work with. */
 export interface ConformanceEnv {
@@ -68,6 +68,7 @@ const {
   GUEST_ERROR,
   SYNTAX_ERROR,
   RESULT_NOT_TRANSFERABLE,
+  CANCELLED,
 } = SANDBOX_CODES;
 
 /** What `fn` threw (as an Error with an optional code), or undefined when it returned. */
@@ -799,6 +800,195 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
         grownResources: [],
         extraChildProcesses: [],
       });
+    },
+  },
+  // ── host calls: tools.<name>(input) ───────────────────────────────────
+  {
+    group: "host calls",
+    name: "answers tools.<name>() calls with copies both ways and counts them in usage",
+    async run(env) {
+      const engine = await env.engine();
+      const seen: unknown[] = [];
+      const result = await engine.execute(
+        "const r = await tools.echo({ when: new Date(1), tags: new Set(['a']), n: 1 }); [r.when instanceof Date, r.tags.has('a'), r.n + 1, typeof tools.echo, Object.isFrozen(tools)]",
+        {},
+        {
+          hostCalls: {
+            names: ["echo"],
+            async call(name, input) {
+              seen.push([name, input]);
+              return input;
+            },
+          },
+        },
+      );
+      expect({ success: result.success, result: result.result, error: result.error }).toEqual({
+        success: true,
+        result: [true, true, 2, "function", true],
+        error: undefined,
+      });
+      expect(seen).toEqual([["echo", { when: new Date(1), tags: new Set(["a"]), n: 1 }]]);
+      expect(result.usage?.toolCalls).toBe(1);
+      expect(result.usage?.toolBytes).toBeGreaterThan(0);
+    },
+  },
+  {
+    group: "host calls",
+    name: "a failing host call rejects in the guest with its name, message and tool only",
+    async run(env) {
+      const engine = await env.engine();
+      const failing = Object.assign(new Error("no weather today"), {
+        name: "ToolError",
+        tool: "weather",
+        secret: "host-only",
+      });
+      const result = await engine.execute(
+        "let seen; try { await tools.weather({ city: 'Paris' }); } catch (e) { seen = [e instanceof Error, e.name, e.message, e.tool, e.secret, String(e.stack).includes('/')]; } seen",
+        {},
+        { hostCalls: { names: ["weather"], call: () => Promise.reject(failing) } },
+      );
+      expect(result.result).toEqual([true, "ToolError", "no weather today", "weather", undefined, false]);
+    },
+  },
+  {
+    group: "host calls",
+    name: "100 concurrent host calls from one execution complete with the right answers",
+    async run(env) {
+      const engine = await env.engine();
+      const result = await engine.execute(
+        "const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => tools.square(i))); answers.reduce((a, b) => a + b, 0)",
+        {},
+        {
+          hostCalls: {
+            names: ["square"],
+            call: async (_name, input) => {
+              await new Promise((resolve) => setTimeout(resolve, (input as number) % 7));
+              return (input as number) ** 2;
+            },
+          },
+        },
+      );
+      expect({ success: result.success, result: result.result }).toEqual({ success: true, result: 328_350 });
+      expect(result.usage?.toolCalls).toBe(100);
+    },
+  },
+  {
+    group: "host calls",
+    name: "a call still pending when the run times out is dropped; nothing happens after execute resolves",
+    async run(env) {
+      const engine = await env.engine();
+      let answer: ((value: unknown) => void) | undefined;
+      const late: LogEntry[] = [];
+      let resolved = false;
+      const result = await engine.execute(
+        "const v = await tools.slow(1); console.log('after', v); v",
+        {},
+        {
+          timeout: env.options.shortTimeoutMs,
+          onLog: (entry) => {
+            if (resolved) late.push(entry);
+          },
+          hostCalls: {
+            names: ["slow"],
+            call: () =>
+              new Promise((resolve) => {
+                answer = resolve;
+              }),
+          },
+        },
+      );
+      resolved = true;
+      expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+        success: false,
+        errorCode: TIMEOUT,
+      });
+      answer?.(42);
+      await sleep(200);
+      expect(late).toEqual([]);
+      await expectValue(engine, "'still usable'", "still usable");
+    },
+  },
+  // ── cancellation ───────────────────────────────────────────────────────
+  {
+    group: "cancellation",
+    name: "options.signal: an aborted signal never starts the run; an abort ends a waiting run with SANDBOX_CANCELLED",
+    async run(env) {
+      const engine = await env.engine();
+      const before = await engine.execute("console.log('ran'); 1", {}, { signal: AbortSignal.abort() });
+      expect({ success: before.success, errorCode: before.errorCode, logs: before.logs }).toEqual({
+        success: false,
+        errorCode: CANCELLED,
+        logs: [],
+      });
+      const controller = new AbortController();
+      const pending = engine.execute(
+        "console.log('waiting'); await new Promise((r) => setTimeout(r, 60000)); 'late'",
+        {},
+        {
+          signal: controller.signal,
+          timeout: 30_000,
+        },
+      );
+      setTimeout(() => controller.abort(), 100);
+      const during = await pending;
+      expect({ success: during.success, errorCode: during.errorCode }).toEqual({
+        success: false,
+        errorCode: CANCELLED,
+      });
+      await expectValue(engine, "'after cancel'", "after cancel");
+    },
+  },
+  {
+    group: "cancellation",
+    name: "options.signal stops synchronous guest code where the engine declares abortsRunningCode",
+    requires: "abortsRunningCode",
+    async run(env) {
+      const engine = await env.engine();
+      const controller = new AbortController();
+      const pending = engine.execute("while (true) {}", {}, { signal: controller.signal, timeout: 30_000 });
+      setTimeout(() => controller.abort(), 200);
+      const result = await pending;
+      expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+        success: false,
+        errorCode: CANCELLED,
+      });
+      await expectValue(engine, "'after cancel'", "after cancel");
+    },
+  },
+  // ── usage ──────────────────────────────────────────────────────────────
+  {
+    group: "usage",
+    name: "every result carries usage: wall time, output bytes, tool calls, and CPU where the engine measures it",
+    async run(env) {
+      const engine = await env.engine();
+      const result = await engine.execute(
+        "let n = 0; for (let i = 0; i < 1e6; i++) n += i; console.log('héllo'); n",
+      );
+      const usage = result.usage;
+      expect(usage === undefined ? undefined : Object.keys(usage).sort()).toEqual(
+        [
+          "wallMs",
+          "outputBytes",
+          "toolCalls",
+          "toolBytes",
+          ...(result.memoryUsed === undefined ? [] : ["heapBytes"]),
+          ...(engine.capabilities.measuresCpu === false ? [] : ["cpuMs"]),
+        ].sort(),
+      );
+      expect({
+        outputBytes: usage?.outputBytes,
+        toolCalls: usage?.toolCalls,
+        toolBytes: usage?.toolBytes,
+      }).toEqual({
+        outputBytes: 6,
+        toolCalls: 0,
+        toolBytes: 0,
+      });
+      expect(usage?.wallMs).toBe(result.duration);
+      if (engine.capabilities.measuresCpu !== false) {
+        expect(usage?.cpuMs).toBeGreaterThan(0);
+        expect(usage?.cpuMs).toBeLessThanOrEqual(result.duration + 1);
+      }
     },
   },
   // ── parity: one table, exact values, every engine ─────────────────────

@@ -358,7 +358,7 @@ export async function checkParityRow(engine: SandboxEngine, row: ParityRow): Pro
     row.context as Record<string, unknown> | undefined,
     row.options as Parameters<SandboxEngine["execute"]>[2],
   );
-  const { duration: _duration, memoryUsed: _memoryUsed, ...rest } = result;
+  const { duration: _duration, memoryUsed: _memoryUsed, usage: _usage, ...rest } = result;
   expect(rest, row.name).toStrictEqual(row.expected);
   row.check?.(result);
 }

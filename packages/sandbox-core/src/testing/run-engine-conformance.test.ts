@@ -20,6 +20,8 @@ const ALL_CAPABILITIES: EngineCapabilities = {
   enforcesMemoryLimit: true,
   boundsAsyncWork: true,
   streamsLogs: true,
+  abortsRunningCode: true,
+  measuresCpu: false,
 };
 
 /** An engine that answers every execution with a fixed outcome and ignores everything else. */
@@ -89,6 +91,9 @@ describe("runEngineConformance self-test", () => {
       "console",
       "concurrency",
       "lifecycle",
+      "host calls",
+      "cancellation",
+      "usage",
       "parity",
     ]);
     expect(CONFORMANCE_CHECKS.length).toBeGreaterThanOrEqual(30);
@@ -109,6 +114,7 @@ describe("runEngineConformance self-test", () => {
       enforcesMemoryLimit: false,
       boundsAsyncWork: false,
       streamsLogs: false,
+      abortsRunningCode: false,
     };
     const skipped = CONFORMANCE_CHECKS.filter((check) => !checkApplies(check, none)).map((c) => c.requires);
     expect(skipped).toEqual([
@@ -117,6 +123,7 @@ describe("runEngineConformance self-test", () => {
       "boundsAsyncWork",
       "enforcesMemoryLimit",
       "streamsLogs",
+      "abortsRunningCode",
     ]);
     expect(CONFORMANCE_CHECKS.every((check) => checkApplies(check, ALL_CAPABILITIES))).toBe(true);
   });

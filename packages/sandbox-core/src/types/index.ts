@@ -20,4 +20,5 @@ export {
   type SandboxPoolConfig,
   type SandboxResult,
   type SandboxSuccess,
+  type SandboxUsage,
 } from "./sandbox-types.js";

@@ -138,6 +138,27 @@ interface SandboxResultBase {
   logs: LogEntry[];
   /** Heap bytes attributed to the execution, when the engine can tell. */
   memoryUsed?: number;
+  /** What the execution used (see {@link SandboxUsage}); set by every built-in engine. */
+  usage?: SandboxUsage;
+}
+
+/**
+ * What one execution used. `cpuMs` is present only where the engine can
+ * measure it (`capabilities.measuresCpu` says how exactly).
+ */
+export interface SandboxUsage {
+  /** Wall-clock time, in ms. */
+  wallMs: number;
+  /** CPU time of the guest's thread, process or isolate, in ms, when the engine measures it. */
+  cpuMs?: number;
+  /** Heap bytes attributed to the execution, when the engine can tell. */
+  heapBytes?: number;
+  /** UTF-8 bytes of the console lines kept. */
+  outputBytes: number;
+  /** Guest→host tool calls made. */
+  toolCalls: number;
+  /** Bytes of tool-call input and output that crossed, both ways. */
+  toolBytes: number;
 }
 
 /** The code ran to completion and its value crossed back. */
@@ -206,6 +227,21 @@ export interface EngineCapabilities {
   boundsAsyncWork: boolean;
   /** `onLog` is called while the guest runs, not after it ends. */
   streamsLogs: boolean;
+  /**
+   * `options.signal` stops guest code even while it runs synchronously (the
+   * worker is terminated, the child killed, the isolate disposed). False for
+   * vm, where synchronous guest code runs on the caller's own thread: the
+   * abort lands at its next await, timer or tool call, and the synchronous
+   * part stays bounded by the timeout.
+   */
+  abortsRunningCode: boolean;
+  /**
+   * How `usage.cpuMs` is measured: `"isolate"` — V8's CPU time of the
+   * isolate; `"entries"` — the time the guest's code ran inside its realm, on
+   * its own thread (wall time of the realm's entries, which hold no I/O);
+   * `false` — not measured.
+   */
+  measuresCpu: "isolate" | "entries" | false;
 }
 
 /** Resource limits an engine is constructed with. */

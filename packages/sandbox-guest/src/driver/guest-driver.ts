@@ -45,6 +45,8 @@ export interface GuestRealm {
   quiesce?(): Promise<void>;
   /** Heap bytes attributed to the execution so far, when the realm can tell. */
   memoryUsed?(): number | undefined;
+  /** CPU time the guest used so far, in ms, when the realm can measure it. */
+  cpuUsed?(): number | undefined;
   /** Release the realm; idempotent. */
   dispose(): void;
 }
@@ -92,6 +94,11 @@ export interface DriverResult {
   /** Wall-clock duration, in ms. */
   duration: number;
   memoryUsed: number | undefined;
+  /** CPU time the realm measured, in ms. */
+  cpuMs: number | undefined;
+  /** Guest→host calls accepted, and the bytes of their payloads both ways (codec text × 2). */
+  toolCalls: number;
+  toolBytes: number;
 }
 
 const LEVELS: ReadonlySet<string> = new Set(LOG_LEVELS);
@@ -117,6 +124,8 @@ export class GuestDriver {
   private timersCreated = 0;
   private readonly due: number[] = [];
   private readonly calls = new Set<number>();
+  private toolCalls = 0;
+  private toolBytes = 0;
   private readonly replies: CallReply[] = [];
   private reported: GuestOutcome | undefined;
   private ended: GuestOutcome | undefined;
@@ -165,6 +174,7 @@ export class GuestDriver {
   /** Answer a guest→host call. Ignored once the run ended or for an unknown id. */
   reply(reply: CallReply): void {
     if (this.finished || !this.calls.has(reply.id)) return;
+    this.toolBytes += reply.text.length * 2;
     this.replies.push(reply);
     this.pump();
   }
@@ -272,6 +282,8 @@ export class GuestDriver {
     }
     if (typeof refusal === "string") return refusal;
     this.calls.add(id);
+    this.toolCalls++;
+    this.toolBytes += text.length * 2;
     return true;
   }
 
@@ -377,8 +389,10 @@ export class GuestDriver {
     const realm = this.realm;
     this.realm = undefined;
     let memoryUsed: number | undefined;
+    let cpuMs: number | undefined;
     try {
       memoryUsed = realm?.memoryUsed?.();
+      cpuMs = realm?.cpuUsed?.();
     } catch {
       memoryUsed = undefined;
     }
@@ -392,6 +406,9 @@ export class GuestDriver {
       logs: this.collector.entries,
       duration: performance.now() - this.startedAt,
       memoryUsed,
+      cpuMs,
+      toolCalls: this.toolCalls,
+      toolBytes: this.toolBytes,
     });
   }
 }

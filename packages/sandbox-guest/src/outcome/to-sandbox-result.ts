@@ -1,5 +1,6 @@
 import { SANDBOX_CODES, type SandboxCode } from "@suaveplan/sandbox-core/error-codes";
-import { failure, type LogEntry, type SandboxResult } from "@suaveplan/sandbox-core/types";
+import { byteLength } from "@suaveplan/sandbox-core/resource-limiter";
+import { failure, type LogEntry, type SandboxResult, type SandboxUsage } from "@suaveplan/sandbox-core/types";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { ErrorRecord } from "../kernel/kernel-kit.js";
 import type { GuestOutcome } from "../protocol/protocol.js";
@@ -11,6 +12,11 @@ export interface ResultExtras {
   duration: number;
   logs: LogEntry[];
   memoryUsed?: number | undefined;
+  /** CPU time the engine measured for the guest, in ms. */
+  cpuMs?: number | undefined;
+  /** Guest→host calls made and the bytes of their payloads (codec text × 2, both ways). */
+  toolCalls?: number | undefined;
+  toolBytes?: number | undefined;
   /** The code a `fault` reports: `ENGINE_FAILED` by default, `WORKER_FAILED` / `SPAWN_FAILED` for a death. */
   faultCode?: SandboxCode;
 }
@@ -43,7 +49,15 @@ function located(error: ErrorRecord): string {
  * error code per kind of failure. Every engine ends here.
  */
 export function toSandboxResult(outcome: GuestOutcome, extras: ResultExtras): SandboxResult {
-  const base = { duration: extras.duration, logs: extras.logs };
+  const usage: SandboxUsage = {
+    wallMs: extras.duration,
+    outputBytes: extras.logs.reduce((sum, entry) => sum + byteLength(entry.message), 0),
+    toolCalls: extras.toolCalls ?? 0,
+    toolBytes: extras.toolBytes ?? 0,
+  };
+  if (extras.cpuMs !== undefined) usage.cpuMs = extras.cpuMs;
+  if (extras.memoryUsed !== undefined) usage.heapBytes = extras.memoryUsed;
+  const base = { duration: extras.duration, logs: extras.logs, usage };
   const withMemory = extras.memoryUsed === undefined ? base : { ...base, memoryUsed: extras.memoryUsed };
   switch (outcome.kind) {
     case "value": {

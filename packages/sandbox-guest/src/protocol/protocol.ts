@@ -40,7 +40,16 @@ export interface CallReply {
 export type DriverEvent =
   | { type: "log"; level: LogLevel; message: string }
   | { type: "call"; call: GuestCall }
-  | { type: "done"; outcome: GuestOutcome; memoryUsed: number | undefined };
+  | {
+      type: "done";
+      outcome: GuestOutcome;
+      memoryUsed: number | undefined;
+      /** CPU time the realm measured, in ms. */
+      cpuMs?: number | undefined;
+      /** Guest→host calls accepted and the bytes of their payloads (see `DriverResult`). */
+      toolCalls?: number;
+      toolBytes?: number;
+    };
 
 /** The log levels a guest may use, in the order the kernel names them. */
 export const LOG_LEVELS: readonly LogLevel[] = Object.freeze(["log", "info", "warn", "error", "debug"]);

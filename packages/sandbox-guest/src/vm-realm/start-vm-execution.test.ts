@@ -29,7 +29,7 @@ function request(code: string, overrides: Partial<ExecutionRequest> = {}): Execu
 
 async function run(code: string, overrides: Partial<ExecutionRequest> = {}) {
   const ended = await startVmExecution(request(code, overrides)).result;
-  const { duration: _d, memoryUsed: _m, ...rest } = toSandboxResult(ended.outcome, ended);
+  const { duration: _d, memoryUsed: _m, usage: _u, ...rest } = toSandboxResult(ended.outcome, ended);
   return rest;
 }
 
@@ -58,7 +58,7 @@ describe("the shared driver on a node:vm realm", () => {
       },
     );
     const ended = await driver.result;
-    const { duration: _d, memoryUsed: _m, ...result } = toSandboxResult(ended.outcome, ended);
+    const { duration: _d, memoryUsed: _m, usage: _u, ...result } = toSandboxResult(ended.outcome, ended);
     expect(result).toStrictEqual({
       success: true,
       result: [{ n: 1, when: new Date(3) }, ["ToolError", "no", true]],

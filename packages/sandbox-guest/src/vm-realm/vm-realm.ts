@@ -167,6 +167,8 @@ class VmRealm implements GuestRealm {
   private context: Context | undefined;
   private readonly state: PreparedVmRealm;
   private readonly heapBefore = getHeapStatistics().used_heap_size;
+  /** Time spent inside the context's entries: the guest's code runs only there, on this thread. */
+  private activeMs = 0;
   private readonly untrack: () => void;
 
   constructor(
@@ -242,6 +244,7 @@ class VmRealm implements GuestRealm {
           : script.runInContext(context, { timeout: timeoutMs, displayErrors: false });
     } catch (thrown) {
       const spent = performance.now() - started;
+      this.activeMs += spent;
       if (isHostTimeout(thrown) || spent >= timeoutMs - WATCHDOG_SLACK_MS) {
         return { ok: false, outcome: { kind: "timeout", timeoutMs: -1 } };
       }
@@ -249,6 +252,7 @@ class VmRealm implements GuestRealm {
     } finally {
       activeRealm = undefined;
     }
+    this.activeMs += performance.now() - started;
     return this.run("settle", [value], Math.max(1, Math.ceil(timeoutMs - (performance.now() - started))));
   }
 
@@ -264,6 +268,10 @@ class VmRealm implements GuestRealm {
     // Node reports unhandled rejections after the current task's microtasks; one
     // macrotask later every rejection of this run has reached the tracker.
     return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  cpuUsed(): number {
+    return this.activeMs;
   }
 
   memoryUsed(): number {
@@ -308,6 +316,7 @@ class VmRealm implements GuestRealm {
     } finally {
       this.state.args = [];
       activeRealm = outer;
+      this.activeMs += performance.now() - started;
     }
   }
 }

@@ -59,6 +59,7 @@ class IsolateRealm implements GuestRealm {
   private released = false;
   private disposedHere = false;
   private heapBefore = 0;
+  private cpuBefore: bigint | undefined;
 
   constructor(
     private readonly options: IsolateRealmOptions,
@@ -108,6 +109,20 @@ class IsolateRealm implements GuestRealm {
     return this.call(name, args, timeoutMs);
   }
 
+  cpuUsed(): number | undefined {
+    const now = this.cpuTime();
+    return now === undefined || this.cpuBefore === undefined ? undefined : Number(now - this.cpuBefore) / 1e6;
+  }
+
+  private cpuTime(): bigint | undefined {
+    try {
+      const time = this.options.slot.isolate.cpuTime;
+      return typeof time === "bigint" ? time : undefined;
+    } catch {
+      return undefined; // a disposed isolate
+    }
+  }
+
   memoryUsed(): number | undefined {
     // Heap statistics wait for code running in the isolate: only ask an idle one.
     if (this.busy !== undefined || this.released || !this.options.slot.healthy) return undefined;
@@ -146,6 +161,7 @@ class IsolateRealm implements GuestRealm {
       this.context = context;
       if (this.disposing) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
       this.heapBefore = this.heapUsed();
+      this.cpuBefore = this.cpuTime();
       const createEnter = slot.realm.runSync(context, { reference: true });
       handles.push(createEnter);
       const install = slot.kernel.runSync(context, { reference: true });

@@ -38,7 +38,7 @@ function engine(options: IsolateEngineOptions = {}): IsolateEngine {
 
 /** The whole result but for the measured fields. */
 function outcome(result: SandboxResult): Omit<SandboxResult, "duration" | "memoryUsed"> {
-  const { duration: _duration, memoryUsed: _memoryUsed, ...rest } = result;
+  const { duration: _duration, memoryUsed: _memoryUsed, usage: _usage, ...rest } = result;
   return rest;
 }
 
@@ -101,6 +101,8 @@ describe("IsolateEngine", () => {
       enforcesMemoryLimit: true,
       boundsAsyncWork: true,
       streamsLogs: true,
+      abortsRunningCode: true,
+      measuresCpu: "isolate",
     });
     expect(engine().name).toBe("isolate");
   });

@@ -58,6 +58,8 @@ export const ISOLATE_CAPABILITIES: EngineCapabilities = Object.freeze({
   enforcesMemoryLimit: true,
   boundsAsyncWork: true,
   streamsLogs: true,
+  abortsRunningCode: true,
+  measuresCpu: "isolate",
 });
 
 /**

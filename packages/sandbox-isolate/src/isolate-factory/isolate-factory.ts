@@ -73,6 +73,8 @@ export interface IsolateScript {
 export interface IsolateHandle {
   /** True once disposed, explicitly or by the memory-limit watchdog. */
   readonly isDisposed: boolean;
+  /** CPU time the isolate has used, in ns (isolated-vm's `cpuTime`). */
+  readonly cpuTime?: bigint;
   /** Create a fresh context off the host thread. */
   createContext(): Promise<IsolateContext>;
   /** Create a fresh context on the calling thread. */

@@ -29,7 +29,7 @@ function recordingSpawner(): { spawner: ProcessSpawner; children: ChildProcess[]
 
 /** A result without its measurements (`duration`, `memoryUsed`), for whole-value assertions. */
 function settled(result: SandboxResult): Omit<SandboxResult, "duration" | "memoryUsed"> {
-  const { duration: _duration, memoryUsed: _memoryUsed, ...rest } = result;
+  const { duration: _duration, memoryUsed: _memoryUsed, usage: _usage, ...rest } = result;
   return rest;
 }
 

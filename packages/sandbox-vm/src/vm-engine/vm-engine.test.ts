@@ -54,6 +54,8 @@ describe("VmEngine", () => {
       enforcesMemoryLimit: false,
       boundsAsyncWork: true,
       streamsLogs: true,
+      abortsRunningCode: false,
+      measuresCpu: "entries",
     });
     expect(engine().capabilities).toBe(VM_CAPABILITIES);
     expect(engine().name).toBe("vm");

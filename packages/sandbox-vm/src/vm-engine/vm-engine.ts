@@ -33,6 +33,8 @@ export const VM_CAPABILITIES: EngineCapabilities = Object.freeze({
   enforcesMemoryLimit: false,
   boundsAsyncWork: true,
   streamsLogs: true,
+  abortsRunningCode: false,
+  measuresCpu: "entries",
 });
 
 /** Options of {@link VmEngine}; every field is optional. */

@@ -18,7 +18,7 @@ afterEach(async () => {
 
 /** The result without what varies from run to run (`duration`, `memoryUsed`). */
 function stable(result: SandboxResult): Omit<SandboxResult, "duration" | "memoryUsed"> {
-  const { duration: _duration, memoryUsed: _memoryUsed, ...rest } = result;
+  const { duration: _duration, memoryUsed: _memoryUsed, usage: _usage, ...rest } = result;
   return rest;
 }
 
@@ -32,6 +32,14 @@ describe("WorkerEngine", () => {
       duration: expect.any(Number),
       memoryUsed: expect.any(Number),
       logs: [],
+      usage: {
+        wallMs: result.duration,
+        cpuMs: expect.any(Number),
+        heapBytes: result.memoryUsed,
+        outputBytes: 0,
+        toolCalls: 0,
+        toolBytes: 0,
+      },
     });
   });
 
