@@ -76,6 +76,7 @@ export {
 export {
   type ExecutionAttributes,
   type ExecutionOutcome,
+  type ExecutionSpan,
   executionOutcome,
   type PoolAcquisitionAttributes,
   type PoolAcquisitionResult,
@@ -96,6 +97,7 @@ export {
   sandboxRuleBlocksCounter,
   sandboxToolCallDurationHistogram,
   sandboxToolCallsCounter,
+  startExecutionSpan,
   startToolCallSpan,
   TOOL_CALL_SPAN_ATTRIBUTES,
   type ToolCallAttributes,

@@ -34,6 +34,7 @@ export type {
   SandboxSuccess,
 } from "@suaveplan/sandbox-core/types";
 export {
+  type CreateSandboxConfig,
   createSandbox,
   type EngineFactory,
   type EngineLoader,
@@ -41,7 +42,24 @@ export {
   registerEngine,
   registeredEngines,
   type Sandbox,
+  type SandboxExecuteOptions,
+  type SandboxRunResult,
   type SandboxStatistics,
   type SandboxStreamChunk,
+  type SandboxToolOptions,
   unregisterEngine,
 } from "./sandbox/index.js";
+// Host tools ("code mode")
+export {
+  type ApproveToolCall,
+  defineTool,
+  type ToolApprovalRequest,
+  ToolCallError,
+  type ToolCallRecord,
+  type ToolCallStatus,
+  type ToolDefinition,
+  type ToolExecutionOptions,
+  type ToolLimits,
+  type ToolSet,
+  toolDeclarations,
+} from "./tools/index.js";

@@ -3,6 +3,9 @@ import { SANDBOX_CODES, type SandboxCode, SandboxError } from "../error-codes/sa
 import { truncateOutput } from "../resource-limiter/output-budget.js";
 import type { Clock, EngineName, SandboxResult } from "../types/sandbox-types.js";
 
+/** Tool calls kept per audit entry (a journal can hold more; the entry stays bounded). */
+const MAX_AUDITED_TOOL_CALLS = 100;
+
 /** One recorded execution. Entries are frozen; the code itself is never stored. */
 export interface AuditEntry {
   /** When the entry was logged, ISO 8601 (UTC). */
@@ -19,6 +22,8 @@ export interface AuditEntry {
   readonly error?: string;
   /** The engine that ran the code, when the caller said. */
   readonly engine?: EngineName;
+  /** The tool calls the code made: names and outcomes only (never inputs or outputs). */
+  readonly toolCalls?: readonly { readonly tool: string; readonly status: string }[];
   /** The failure code, when it failed with one. */
   readonly errorCode?: SandboxCode;
 }
@@ -110,7 +115,12 @@ export class AuditLogger {
   }
 
   /** Record one execution of `code` and return the stored entry. */
-  log(code: string, result: AuditedResult, engine?: EngineName): AuditEntry {
+  log(
+    code: string,
+    result: AuditedResult,
+    engine?: EngineName,
+    toolCalls?: readonly { tool: string; status: string }[],
+  ): AuditEntry {
     const now = this.clock();
     const entry: {
       -readonly [K in keyof AuditEntry]: AuditEntry[K];
@@ -124,6 +134,15 @@ export class AuditLogger {
     if (result.error !== undefined) entry.error = truncateOutput(String(result.error), this.maxErrorBytes);
     if (engine !== undefined) entry.engine = engine;
     if (result.errorCode !== undefined) entry.errorCode = result.errorCode;
+    if (toolCalls !== undefined && toolCalls.length > 0) {
+      entry.toolCalls = Object.freeze(
+        toolCalls
+          .slice(0, MAX_AUDITED_TOOL_CALLS)
+          .map((call) =>
+            Object.freeze({ tool: String(call.tool).slice(0, 128), status: String(call.status) }),
+          ),
+      );
+    }
     const frozen: AuditEntry = Object.freeze(entry);
 
     if (this.count < this.capacity) {

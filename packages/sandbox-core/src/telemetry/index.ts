@@ -24,8 +24,10 @@ export {
   UNKNOWN_TOOL_ATTRIBUTE,
 } from "./telemetry.js";
 export {
+  type ExecutionSpan,
   SANDBOX_SPAN_NAMES,
   SANDBOX_TRACER_NAME,
+  startExecutionSpan,
   startToolCallSpan,
   TOOL_CALL_SPAN_ATTRIBUTES,
   type ToolCallSpan,

@@ -10,6 +10,7 @@ export const SANDBOX_TRACER_NAME = SANDBOX_METER_NAME;
  */
 export const SANDBOX_SPAN_NAMES = Object.freeze({
   toolCall: "execute_tool",
+  execution: "sandbox.execute",
 } as const);
 
 /**
@@ -71,6 +72,41 @@ export function startToolCallSpan(tool: string, toolCallId: string, parent?: Con
         span.setStatus(
           message === undefined ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message },
         );
+      }
+      span.end();
+    },
+  };
+}
+
+/** One execution's span, started by {@link startExecutionSpan}; tool-call spans are its children. */
+export interface ExecutionSpan {
+  /** The context carrying this span: pass it as the parent of tool-call spans. */
+  readonly context: Context;
+  /** End the span with the result's error code (or none on success). Idempotent. */
+  end(errorCode: string | undefined, toolCalls: number): void;
+}
+
+/**
+ * Start the span of one execution (`sandbox.execute`, attributes
+ * `sandbox.engine`, then `sandbox.error_code` and `sandbox.tool_calls`), a
+ * child of the active context. `@opentelemetry/api` only: a no-op when the
+ * application registered no tracer provider.
+ */
+export function startExecutionSpan(engine: string): ExecutionSpan {
+  const span = trace.getTracer(SANDBOX_TRACER_NAME).startSpan(SANDBOX_SPAN_NAMES.execution, {
+    kind: SpanKind.INTERNAL,
+    attributes: { "sandbox.engine": engine },
+  });
+  let ended = false;
+  return {
+    context: trace.setSpan(context.active(), span),
+    end(errorCode, toolCalls) {
+      if (ended) return;
+      ended = true;
+      span.setAttribute("sandbox.tool_calls", toolCalls);
+      if (errorCode !== undefined) {
+        span.setAttribute("sandbox.error_code", errorCode);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode });
       }
       span.end();
     },

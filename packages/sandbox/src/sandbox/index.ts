@@ -7,8 +7,12 @@ export {
   unregisterEngine,
 } from "./engine-registry.js";
 export {
+  type CreateSandboxConfig,
   createSandbox,
   type Sandbox,
+  type SandboxExecuteOptions,
+  type SandboxRunResult,
   type SandboxStatistics,
   type SandboxStreamChunk,
+  type SandboxToolOptions,
 } from "./sandbox.js";

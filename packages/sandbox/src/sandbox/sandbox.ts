@@ -1,3 +1,4 @@
+import { context as otelContext } from "@opentelemetry/api";
 import { type AuditEntry, AuditLogger, type AuditStatistics } from "@suaveplan/sandbox-core/audit-logger";
 import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES, SandboxError, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
@@ -5,12 +6,18 @@ import { ModuleResolver } from "@suaveplan/sandbox-core/module-resolver";
 import { SandboxPool } from "@suaveplan/sandbox-core/pool";
 import { ResourceLimiter, truncateOutput } from "@suaveplan/sandbox-core/resource-limiter";
 import { ResultStreamer, type StreamChunk } from "@suaveplan/sandbox-core/result-streamer";
-import { parseSandboxConfig, type SandboxConfigInput } from "@suaveplan/sandbox-core/schemas";
 import {
+  parseSandboxConfig,
+  type SandboxConfigInput,
+  withoutUndefined,
+} from "@suaveplan/sandbox-core/schemas";
+import {
+  type ExecutionSpan,
   executionOutcome,
   recordDuration,
   recordExecution,
   recordRuleBlock,
+  startExecutionSpan,
 } from "@suaveplan/sandbox-core/telemetry";
 import {
   type EngineCapabilities,
@@ -24,12 +31,45 @@ import {
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import { checkExecutionInput } from "@suaveplan/sandbox-guest";
+import {
+  type ApproveToolCall,
+  createToolRunner,
+  mergeTools,
+  type NormalisedToolSet,
+  normaliseTools,
+  resolveToolLimits,
+  type ToolCallRecord,
+  type ToolLimits,
+  type ToolRunner,
+  type ToolSet,
+  toolDeclarations,
+} from "../tools/index.js";
 import { type EngineFactory, engineLoader } from "./engine-registry.js";
 import { functionCallSource } from "./function-source.js";
 import { ModuleSyncedEngine } from "./module-synced-engine.js";
 
 /** A chunk of {@link Sandbox.executeStream}: `log` chunks as the guest writes them, then one `complete`. */
 export type SandboxStreamChunk = StreamChunk;
+
+/** Host tools and their limits: what `createSandbox` and `execute` accept besides the core options. */
+export interface SandboxToolOptions extends ToolLimits {
+  /** Tools the guest may call as `await tools.<name>(input)` (the AI SDK's `tool()` shape). Per-call tools win by name. */
+  tools?: ToolSet | undefined;
+  /** Every hook given (sandbox-level and per-execution) must approve a call before its handler runs. */
+  approveToolCall?: ApproveToolCall | undefined;
+}
+
+/** What `createSandbox` accepts: the core config plus host tools. */
+export type CreateSandboxConfig = SandboxConfigInput & SandboxToolOptions;
+
+/** Per-execution options: the core ones plus host tools. */
+export type SandboxExecuteOptions = SandboxOptions & SandboxToolOptions;
+
+/** What the facade's `execute` resolves: the engine's result plus the journal of the run's tool calls. */
+export type SandboxRunResult<T = unknown> = SandboxResult<T> & {
+  /** Every tool call the guest made, in call order (empty without tools). */
+  calls: ToolCallRecord[];
+};
 
 /** Totals reported by {@link Sandbox.getStatistics}. */
 export interface SandboxStatistics extends AuditStatistics {
@@ -46,19 +86,25 @@ export interface Sandbox extends AsyncDisposable {
   /** The validated configuration, defaults applied. */
   readonly config: Readonly<SandboxConfig>;
   /** Run `code`; resolves a result for every failure, bad arguments included (`SANDBOX_INVALID_OPTIONS`); never rejects. */
-  execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult>;
+  execute(
+    code: string,
+    context?: Record<string, unknown>,
+    options?: SandboxExecuteOptions,
+  ): Promise<SandboxRunResult>;
   /** Run `code`, yielding console lines as they happen and the result last. */
   executeStream(
     code: string,
     context?: Record<string, unknown>,
-    options?: Omit<SandboxOptions, "onLog">,
+    options?: Omit<SandboxExecuteOptions, "onLog">,
   ): AsyncIterable<SandboxStreamChunk>;
   /** Call `fn` inside the sandbox with JSON-safe `args`; `fn` is sent as source, not as a live function. */
   executeFunction(
     fn: (...args: never[]) => unknown,
     args?: readonly unknown[],
-    options?: SandboxOptions,
-  ): Promise<SandboxResult>;
+    options?: SandboxExecuteOptions,
+  ): Promise<SandboxRunResult>;
+  /** TypeScript declarations of the guest's `tools` global, each description as TSDoc: what a model's prompt needs. */
+  toolDeclarations(): string;
   /** Make a module available to guest code as a global of the same name. */
   registerModule(module: SandboxModule): void;
   /** Remove a registered module; true when it existed. */
@@ -85,11 +131,30 @@ export interface Sandbox extends AsyncDisposable {
  * const { result } = await sandbox.execute("2 + 3"); // 5
  * await sandbox.destroy();
  */
-export function createSandbox(config: SandboxConfigInput = {}): Sandbox {
-  const parsed = parseSandboxConfig(config);
+export function createSandbox(config: CreateSandboxConfig = {}): Sandbox {
+  const { tools, approveToolCall, maxToolCalls, maxConcurrentToolCalls, maxToolPayloadBytes, ...core } =
+    config ?? {};
+  const parsed = parseSandboxConfig(core);
   // An engine nobody registered fails here, naming the ones that exist, not at the first call.
   engineLoader(parsed.engine);
-  return new SandboxFacade(parsed);
+  if (approveToolCall !== undefined && typeof approveToolCall !== "function") {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      "Invalid sandbox config: config.approveToolCall: must be a function (call) => boolean | Promise<boolean>",
+    );
+  }
+  const toolConfig: ToolConfig = {
+    tools: normaliseTools(tools, "config"),
+    limits: resolveToolLimits({ maxToolCalls, maxConcurrentToolCalls, maxToolPayloadBytes }, "config"),
+    approve: approveToolCall,
+  };
+  return new SandboxFacade(parsed, toolConfig);
+}
+
+interface ToolConfig {
+  tools: NormalisedToolSet;
+  limits: ToolLimits;
+  approve: ApproveToolCall | undefined;
 }
 
 type Runner = Pick<SandboxEngine, "execute" | "destroy">;
@@ -106,7 +171,10 @@ class SandboxFacade implements Sandbox {
   private destroying: Promise<void> | undefined;
   private capabilities: EngineCapabilities | undefined;
 
-  constructor(config: SandboxConfig) {
+  constructor(
+    config: SandboxConfig,
+    private readonly toolConfig: ToolConfig,
+  ) {
     this.config = Object.freeze({ ...config });
     this.audit = new AuditLogger();
     this.limiter = new ResourceLimiter({
@@ -121,40 +189,98 @@ class SandboxFacade implements Sandbox {
   async execute(
     code: string,
     context?: Record<string, unknown>,
-    options?: SandboxOptions,
-  ): Promise<SandboxResult> {
+    options?: SandboxExecuteOptions,
+  ): Promise<SandboxRunResult> {
     const started = performance.now();
+    const { tools, approveToolCall, maxToolCalls, maxConcurrentToolCalls, maxToolPayloadBytes, ...core } =
+      options ?? {};
     // The same check every engine makes: bad input resolves SANDBOX_INVALID_OPTIONS, it never throws.
-    const checked = checkExecutionInput(code, context, options);
-    if (!checked.ok) return checked.result;
-    const result = await this.run(checked.code, context ?? {}, checked.options);
-    return this.finish(
+    const checked = checkExecutionInput(code, context, options === undefined ? undefined : core);
+    if (!checked.ok) return { ...checked.result, calls: [] };
+    let runner: ToolRunner | undefined;
+    try {
+      const toolSet = mergeTools(this.toolConfig.tools, normaliseTools(tools, "options"));
+      if (approveToolCall !== undefined && typeof approveToolCall !== "function") {
+        throw new SandboxError(
+          SANDBOX_CODES.INVALID_OPTIONS,
+          "Invalid execution options: options.approveToolCall: must be a function (call) => boolean | Promise<boolean>",
+        );
+      }
+      if (toolSet.names.length > 0) {
+        const limits = resolveToolLimits(
+          {
+            ...this.toolConfig.limits,
+            ...withoutUndefined({ maxToolCalls, maxConcurrentToolCalls, maxToolPayloadBytes }),
+          },
+          "options",
+        );
+        runner = createToolRunner({
+          tools: toolSet,
+          ...limits,
+          approveToolCall: [this.toolConfig.approve, approveToolCall],
+          signal: checked.options.signal,
+        });
+      }
+    } catch (error) {
+      const failed = failure(
+        error instanceof SandboxError ? error.code : SANDBOX_CODES.INVALID_OPTIONS,
+        withoutCode(error instanceof Error ? error.message : String(error)),
+      );
+      return { ...failed, calls: [] };
+    }
+    const span = startExecutionSpan(this.config.engine);
+    const engineOptions: SandboxOptions =
+      runner === undefined ? checked.options : { ...checked.options, hostCalls: runner };
+    let result: SandboxResult;
+    try {
+      result = await context_with(span, () => this.run(checked.code, context ?? {}, engineOptions));
+    } finally {
+      // Whatever ended the run (result, timeout, cancel, memory), pending calls are aborted and their answers dropped.
+      runner?.abortAll("the execution ended");
+      runner?.close();
+    }
+    const calls = runner === undefined ? [] : runner.journal();
+    span.end(result.success ? undefined : result.errorCode, calls.length);
+    const finished = this.finish(
       checked.code,
       result,
       started,
       checked.options.maxOutputSize ?? this.config.maxOutputSize,
+      calls,
     );
+    return { ...finished, calls };
+  }
+
+  toolDeclarations(): string {
+    return toolDeclarations(this.toolConfig.tools);
   }
 
   executeStream(
     code: string,
     context?: Record<string, unknown>,
-    options: Omit<SandboxOptions, "onLog"> = {},
+    options: Omit<SandboxExecuteOptions, "onLog"> = {},
   ): AsyncIterable<SandboxStreamChunk> {
     return {
       [Symbol.asyncIterator]: () => {
         // One ResultStreamer per iteration, flushing every chunk at once so logs arrive while the guest runs.
         const streamer = new ResultStreamer({ maxBufferSize: 1 });
         const iterator = streamer[Symbol.asyncIterator]();
+        // Leaving the loop early (break, return()) cancels the execution, combined with the caller's own signal.
+        const controller = new AbortController();
+        const signal =
+          options.signal === undefined
+            ? controller.signal
+            : AbortSignal.any([options.signal, controller.signal]);
         const onLog = (entry: LogEntry) => {
           if (!streamer.closed) streamer.pushLog(entry.message, entry.level);
         };
-        void this.execute(code, context, { ...options, onLog }).then((result) => {
+        void this.execute(code, context, { ...options, signal, onLog }).then((result) => {
           if (!streamer.closed) streamer.complete(result);
         });
         return {
           next: () => iterator.next(),
           return: () => {
+            controller.abort();
             streamer.destroy();
             return iterator.return?.() ?? Promise.resolve({ value: undefined, done: true });
           },
@@ -169,8 +295,8 @@ class SandboxFacade implements Sandbox {
   executeFunction(
     fn: (...args: never[]) => unknown,
     args: readonly unknown[] = [],
-    options?: SandboxOptions,
-  ): Promise<SandboxResult> {
+    options?: SandboxExecuteOptions,
+  ): Promise<SandboxRunResult> {
     const { code, context } = functionCallSource(fn, args);
     return this.execute(code, context, options);
   }
@@ -284,13 +410,19 @@ class SandboxFacade implements Sandbox {
     return runner.execute(transformed.code, context, options);
   }
 
-  private finish(code: string, raw: RunOutcome, started: number, maxOutputSize: number): SandboxResult {
+  private finish(
+    code: string,
+    raw: RunOutcome,
+    started: number,
+    maxOutputSize: number,
+    calls: readonly ToolCallRecord[],
+  ): SandboxResult {
     const result: SandboxResult = { ...raw, duration: raw.duration || performance.now() - started };
     // The execution's own cap (options.maxOutputSize) wins over the config's.
     if (typeof result.result === "string") result.result = truncateOutput(result.result, maxOutputSize);
     // A guest can throw a message of any size; it is output like any other.
     if (typeof result.error === "string") result.error = truncateOutput(result.error, maxOutputSize);
-    if (this.config.enableAudit) this.audit.log(code, result, this.config.engine);
+    if (this.config.enableAudit) this.audit.log(code, result, this.config.engine, auditedCalls(calls));
     const outcome = executionOutcome(result);
     recordExecution(this.config.engine, outcome);
     recordDuration(this.config.engine, outcome, result.duration);
@@ -339,6 +471,16 @@ class SandboxFacade implements Sandbox {
 
 /** A result before the facade stamps its duration (failures decided before the engine ran have none). */
 type RunOutcome = SandboxResult;
+
+/** Run `fn` with the execution's span active, so tool-call spans (and the handlers' own) are its children. */
+function context_with<T>(span: ExecutionSpan, fn: () => Promise<T>): Promise<T> {
+  return otelContext.with(span.context, fn);
+}
+
+/** What the audit log keeps of tool calls: names and outcomes, never inputs or outputs. */
+function auditedCalls(calls: readonly ToolCallRecord[]): { tool: string; status: string }[] {
+  return calls.map((call) => ({ tool: call.tool, status: call.status }));
+}
 
 /** An error's message without the trailing `(SANDBOX_…)` code, to be re-coded by `failure`. */
 function withoutCode(message: string): string {
