@@ -122,6 +122,49 @@ describe("suaveplan-sandbox run", () => {
     expect(JSON.parse(run.stdout).result).toBe(42);
   });
 
+  it("--tools loads an ES module of tools; --json carries the journal and usage", async () => {
+    const run = await cli([
+      "run",
+      "-e",
+      "await tools.convert({ eur: 2, to: 'NOK' })",
+      "--engine",
+      "vm",
+      "--tools",
+      "examples/code-mode/tools.mjs",
+      "--json",
+    ]);
+    expect(run.code).toBe(0);
+    const result = JSON.parse(run.stdout);
+    expect({
+      result: result.result,
+      calls: result.calls.map((c: { tool: string; status: string }) => [c.tool, c.status]),
+      toolCalls: result.usage.toolCalls,
+    }).toEqual({
+      result: 23.2,
+      calls: [["convert", "ok"]],
+      toolCalls: 1,
+    });
+  });
+
+  it("--print-declarations prints the tools' TypeScript declarations", async () => {
+    const run = await cli(["run", "--tools", "examples/code-mode/tools.mjs", "--print-declarations"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      [
+        "declare const tools: {",
+        "  /** Current weather for a city */",
+        "  getWeather(input: {",
+        "    /** City name, e.g. Paris */",
+        "    city: string;",
+        "  }): Promise<{ tempC: number; currency: string }>;",
+        "  /** Convert an amount of euros into another currency */",
+        '  convert(input: { eur: number; to: "EUR" | "NOK" | "JPY" }): Promise<unknown>;',
+        "};",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("runs the example under every engine with a line per engine", async () => {
     const run = await cli(["run", "examples/agent-snippet.js", "--engine", "all"]);
     expect(run.code).toBe(0);

@@ -70,19 +70,29 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .option("--memory <MiB>", "heap limit per execution in MiB (not enforced by vm)", positiveInt("--memory"))
     .option("--max-output <bytes>", "cap on captured console output in bytes", positiveInt("--max-output"))
     .option("--context <json>", "a JSON object whose keys become globals", jsonObject, {})
-    .option("--json", "print the SandboxResult as JSON (no streaming)", false)
+    .option("--tools <module>", "an ES module whose default export is the tools object (AI SDK tool() shape)")
+    .option("--print-declarations", "print the TypeScript declarations of the tools and exit", false)
+    .option("--json", "print the SandboxResult (with calls and usage) as JSON (no streaming)", false)
     .addHelpText(
       "after",
       "\nExit codes: 0 success, 1 the code failed, 2 usage error, 3 timeout or memory limit.\n" +
         "Security: vm and worker are NOT security boundaries; isolate is; spawn is one only when confined.\n",
     )
     .action(async (file: string | undefined, opts) => {
+      const { loadTools, parseEngines, printDeclarations, runCommand } = await import(
+        "../run-command/run-command.js"
+      );
+      const tools = opts.tools === undefined ? undefined : await loadTools(opts.tools as string, io);
+      if (opts.printDeclarations === true) {
+        exit(printDeclarations(tools, io));
+        return;
+      }
       const source = runSource(file, opts.eval as string | undefined);
-      const { parseEngines, runCommand } = await import("../run-command/run-command.js");
       exit(
         await runCommand(
           source,
           {
+            ...(tools === undefined ? {} : { tools }),
             engines: parseEngines(opts.engine as string),
             ...(opts.timeout === undefined ? {} : { timeoutMs: opts.timeout as number }),
             ...(opts.memory === undefined ? {} : { memoryBytes: (opts.memory as number) * 1024 * 1024 }),

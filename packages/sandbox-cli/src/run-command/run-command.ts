@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { createSandbox } from "@suaveplan/sandbox";
+import { pathToFileURL } from "node:url";
+import { createSandbox, type SandboxRunResult, type ToolSet, toolDeclarations } from "@suaveplan/sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import {
   ENGINE_NAMES,
@@ -24,6 +25,35 @@ export interface RunOptions {
   maxOutputBytes?: number;
   context: Record<string, unknown>;
   json: boolean;
+  /** Host tools the code may call as `await tools.<name>(input)`. */
+  tools?: ToolSet;
+}
+
+/** Import `--tools <module>`: its default export must be an object of tool definitions. */
+export async function loadTools(path: string, io: CliIo): Promise<ToolSet> {
+  let loaded: { default?: unknown };
+  try {
+    loaded = (await import(pathToFileURL(resolve(io.cwd, path)).href)) as { default?: unknown };
+  } catch (error) {
+    throw new UsageError(
+      `--tools: cannot import ${JSON.stringify(path)}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  const tools = loaded.default;
+  if (tools === null || typeof tools !== "object" || Array.isArray(tools)) {
+    throw new UsageError(`--tools: ${JSON.stringify(path)} must default-export an object of tools by name`);
+  }
+  return tools as ToolSet;
+}
+
+/** `--print-declarations`: the TypeScript text of the guest's `tools` global, for a model's prompt. */
+export function printDeclarations(tools: ToolSet | undefined, io: CliIo): ExitCode {
+  try {
+    io.stdout(`${toolDeclarations(tools)}\n`);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  return EXIT_CODES.ok;
 }
 
 /** Run the code under each selected engine; the exit code is the worst outcome. */
@@ -82,6 +112,7 @@ function sandboxFor(engine: EngineName, options: RunOptions) {
       ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
       ...(options.memoryBytes === undefined ? {} : { memoryLimit: options.memoryBytes }),
       ...(options.maxOutputBytes === undefined ? {} : { maxOutputSize: options.maxOutputBytes }),
+      ...(options.tools === undefined ? {} : { tools: options.tools }),
     });
   } catch (error) {
     if (error instanceof SandboxError) throw new UsageError(error.message);
@@ -89,7 +120,7 @@ function sandboxFor(engine: EngineName, options: RunOptions) {
   }
 }
 
-async function runQuiet(engine: EngineName, code: string, options: RunOptions): Promise<SandboxResult> {
+async function runQuiet(engine: EngineName, code: string, options: RunOptions): Promise<SandboxRunResult> {
   await using sandbox = sandboxFor(engine, options);
   // `return await`: the sandbox must outlive the execution it is disposed after.
   return await sandbox.execute(code, options.context);
