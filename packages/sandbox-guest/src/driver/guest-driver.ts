@@ -123,6 +123,8 @@ export class GuestDriver {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private timersCreated = 0;
   private readonly due: number[] = [];
+  /** One-shot timers that fired on the host and wait for their callback to run in the realm. */
+  private readonly oneShotDue = new Set<number>();
   private readonly calls = new Set<number>();
   private toolCalls = 0;
   private toolBytes = 0;
@@ -241,11 +243,14 @@ export class GuestDriver {
     if (handle === undefined) return;
     clearTimeout(handle);
     this.timers.delete(id);
+    this.oneShotDue.delete(id);
   }
 
   private onDue(id: number, repeat: boolean): void {
     if (this.finished) return;
-    if (!repeat) this.timers.delete(id);
+    // A one-shot timer stays pending until its callback ran in the realm: while guest code runs on
+    // another thread (an isolate) the host's timers keep firing, and the pending count must not drop.
+    if (!repeat) this.oneShotDue.add(id);
     this.due.push(id);
     this.pump();
   }
@@ -321,6 +326,7 @@ export class GuestDriver {
     const realm = this.realm;
     if (realm === undefined) return;
     const id = this.due.shift();
+    if (id !== undefined && this.oneShotDue.delete(id)) this.timers.delete(id);
     const reply = id === undefined ? this.replies.shift() : undefined;
     if (id === undefined && reply === undefined) {
       this.check();
@@ -384,6 +390,7 @@ export class GuestDriver {
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     this.due.length = 0;
+    this.oneShotDue.clear();
     this.replies.length = 0;
     this.calls.clear();
     const realm = this.realm;
