@@ -2,15 +2,17 @@
  * The worker side of `WorkerEngine`: a transport and nothing more. Built as a
  * self-contained script (`dist/worker-entry.cjs`, the shared guest runtime
  * bundled in) whose text is passed to `new Worker(source, { eval: true })`.
- * It warms the kernel up, posts `ready`, takes exactly one `ExecutionRequest`,
+ * It warms the kernel up, posts `ready`, takes exactly one `run` request,
  * runs it with the shared driver on a `node:vm` realm (`startVmExecution`),
- * streams each console line as a `log` event and ends with one `done` event.
+ * streams each console line as a `log` event, forwards each guest→host call
+ * as a `call` event (the host's `reply` goes back to the driver) and ends
+ * with one `done` event carrying the outcome and the usage.
  * The host terminates the worker afterwards; workers are never reused.
  */
 import { parentPort } from "node:worker_threads";
 import {
   DEFAULT_MAX_TIMERS,
-  type ExecutionRequest,
+  type GuestDriver,
   type PreparedVmRealm,
   prepareVmRealm,
   startVmExecution,
@@ -18,34 +20,56 @@ import {
 } from "@suaveplan/sandbox-guest";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
 import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
-import type { WorkerMessage } from "./internal/worker-message.js";
+import type { HostMessage, WorkerMessage } from "./internal/worker-message.js";
 
 hardenWorkerRealm();
 
 const port = parentPort;
 if (port === null) throw new Error("@suaveplan/sandbox-worker: worker-entry must run inside a worker thread");
 
-function post(message: WorkerMessage): void {
+/** Post to the host; false when the message could not be sent. */
+function post(message: WorkerMessage): boolean {
   try {
     port?.postMessage(message);
+    return true;
   } catch {
     // Nothing to tell the host with: its backstop deadline ends the run.
+    return false;
   }
 }
 
-let started = false;
+/** The one execution's driver, once the host sent `run` (single-use). */
+let driver: GuestDriver | undefined;
 /** The request's fresh context with the kernel installed, made while the worker waits (single-use). */
 let prepared: PreparedVmRealm | undefined;
 // `on`, not `once`: the listening port keeps the worker alive until the host terminates it.
-port.on("message", (request: ExecutionRequest) => {
-  if (started) return;
-  started = true;
-  const driver = startVmExecution(request, {
+port.on("message", (message: HostMessage) => {
+  if (message?.type === "reply") {
+    // Ignored before the run and, by the driver, once it ended or for an unknown id.
+    driver?.reply(message.reply);
+    return;
+  }
+  if (message?.type !== "run" || driver !== undefined) return;
+  const { request } = message;
+  const running = startVmExecution(request, {
     onLog: (entry) => post({ type: "log", level: entry.level, message: entry.message }),
+    // Only a run with host calls has a `tools` global; without it the driver refuses every call.
+    onCall:
+      request.tools === undefined
+        ? undefined
+        : (call) => {
+            const sent = post({ type: "call", call: { id: call.id, name: call.name, text: call.text } });
+            return sent
+              ? undefined
+              : JSON.stringify({ name: "Error", message: "the host call could not be sent" });
+          },
     prepared,
   });
+  driver = running;
   prepared = undefined;
-  void driver.result.then(({ outcome, memoryUsed }) => post({ type: "done", outcome, memoryUsed }));
+  void running.result.then(({ outcome, memoryUsed, cpuMs, toolCalls, toolBytes }) =>
+    post({ type: "done", outcome, memoryUsed, cpuMs, toolCalls, toolBytes }),
+  );
 });
 // Compile and exercise the kernel off the caller's path, then ask for the request.
 void startVmExecution(WARM_UP_REQUEST).result.then(() => {

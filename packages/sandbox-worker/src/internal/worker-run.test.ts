@@ -1,5 +1,5 @@
-import type { LogEntry } from "@suaveplan/sandbox-core/types";
-import type { ExecutionRequest } from "@suaveplan/sandbox-guest";
+import type { HostCalls, LogEntry } from "@suaveplan/sandbox-core/types";
+import { createHostCodec, type ExecutionRequest } from "@suaveplan/sandbox-guest";
 import { afterEach, describe, expect, it } from "vitest";
 import { BACKSTOP_GRACE_MS, type RunEnd, WorkerRun } from "./worker-run.js";
 import { startWorkerThread, type WorkerThread } from "./worker-thread.js";
@@ -22,6 +22,7 @@ const REQUEST: ExecutionRequest = {
   maxCallBytes: MIB,
 };
 const PORT = "const port = require('node:worker_threads').parentPort;";
+const codec = createHostCodec();
 
 const threads: WorkerThread[] = [];
 afterEach(async () => {
@@ -30,7 +31,7 @@ afterEach(async () => {
 
 function run(
   entry: string,
-  options: { startupTimeoutMs?: number; onLog?: (entry: LogEntry) => void } = {},
+  options: { startupTimeoutMs?: number; onLog?: (entry: LogEntry) => void; hostCalls?: HostCalls } = {},
 ): { result: Promise<RunEnd>; run: WorkerRun; ended: WorkerThread[] } {
   const thread = startWorkerThread(32 * MIB, () => {}, entry);
   threads.push(thread);
@@ -39,8 +40,12 @@ function run(
     thread,
     REQUEST,
     options.onLog,
-    (done) => ended.push(done),
+    (done) => {
+      ended.push(done);
+      void done.worker.terminate();
+    },
     options.startupTimeoutMs ?? 10_000,
+    options.hostCalls,
   );
   return { result: workerRun.result, run: workerRun, ended };
 }
@@ -49,10 +54,10 @@ describe("WorkerRun", () => {
   it("posts the request once the worker is ready, streams its log events and ends with its done outcome", async () => {
     const seen: LogEntry[] = [];
     const { result, ended } = run(
-      `${PORT} port.on("message", (request) => {
-        port.postMessage({ type: "log", level: "info", message: "got " + request.code });
+      `${PORT} port.on("message", (message) => {
+        port.postMessage({ type: "log", level: "info", message: "got " + message.request.code });
         port.postMessage({ type: "log", level: "nonsense", message: "dropped" });
-        port.postMessage({ type: "done", outcome: { kind: "value", text: "2" }, memoryUsed: 7 });
+        port.postMessage({ type: "done", outcome: { kind: "value", text: "2" }, memoryUsed: 7, cpuMs: 3, toolCalls: 0, toolBytes: 0 });
       }); port.postMessage({ type: "ready" });`,
       { onLog: (entry) => seen.push(entry) },
     );
@@ -60,6 +65,9 @@ describe("WorkerRun", () => {
       outcome: { kind: "value", text: "2" },
       logs: [{ level: "info", message: "got 1" }],
       memoryUsed: 7,
+      cpuMs: 3,
+      toolCalls: 0,
+      toolBytes: 0,
     });
     expect(seen).toStrictEqual([{ level: "info", message: "got 1" }]);
     expect(ended).toHaveLength(1);
@@ -77,6 +85,9 @@ describe("WorkerRun", () => {
       },
       logs: [{ level: "log", message: "last words" }],
       memoryUsed: undefined,
+      cpuMs: undefined,
+      toolCalls: 0,
+      toolBytes: 0,
     });
   });
 
@@ -88,6 +99,9 @@ describe("WorkerRun", () => {
       outcome: { kind: "fault", message: "WorkerEngine: the worker thread failed: entry bug" },
       logs: [],
       memoryUsed: undefined,
+      cpuMs: undefined,
+      toolCalls: 0,
+      toolBytes: 0,
     });
   });
 
@@ -98,6 +112,9 @@ describe("WorkerRun", () => {
       outcome: { kind: "timeout", timeoutMs: 100 },
       logs: [],
       memoryUsed: undefined,
+      cpuMs: undefined,
+      toolCalls: 0,
+      toolBytes: 0,
     });
     expect(performance.now() - started).toBeGreaterThanOrEqual(REQUEST.timeoutMs + BACKSTOP_GRACE_MS - 5);
   });
@@ -111,6 +128,9 @@ describe("WorkerRun", () => {
       },
       logs: [],
       memoryUsed: undefined,
+      cpuMs: undefined,
+      toolCalls: 0,
+      toolBytes: 0,
     });
   });
 
@@ -129,7 +149,94 @@ describe("WorkerRun", () => {
       outcome: { kind: "disposed", message: "gone" },
       logs: [],
       memoryUsed: undefined,
+      cpuMs: undefined,
+      toolCalls: 0,
+      toolBytes: 0,
     });
     expect(ended).toHaveLength(1);
+  });
+
+  it("answers a forwarded call with hostCalls and posts the reply back; without a worker count it counts the call itself", async () => {
+    const input = codec.encode({ when: new Date(1), tags: new Map([["a", 1]]) }, "input", MIB);
+    const seen: unknown[] = [];
+    const { result } = run(
+      `${PORT} port.on("message", (message) => {
+        if (message.type === "run") port.postMessage({ type: "call", call: { id: 1, name: "echo", text: ${JSON.stringify(input)} } });
+        else port.postMessage({ type: "done", outcome: { kind: "value", text: JSON.stringify(message.reply) }, memoryUsed: 1 });
+      }); port.postMessage({ type: "ready" });`,
+      {
+        hostCalls: {
+          names: ["echo"],
+          call: async (name, value, id) => {
+            seen.push([name, value, id]);
+            return { echoed: value };
+          },
+        },
+      },
+    );
+    const output = codec.encode({ echoed: { when: new Date(1), tags: new Map([["a", 1]]) } }, "output", MIB);
+    expect(await result).toStrictEqual({
+      outcome: { kind: "value", text: JSON.stringify({ id: 1, ok: true, text: output }) },
+      logs: [],
+      memoryUsed: 1,
+      cpuMs: undefined,
+      toolCalls: 1,
+      toolBytes: (input.length + output.length) * 2,
+    });
+    expect(seen).toStrictEqual([["echo", { when: new Date(1), tags: new Map([["a", 1]]) }, "1"]]);
+  });
+
+  it("ignores a forwarded call when the run has no hostCalls", async () => {
+    const { result } = run(
+      `${PORT} port.on("message", (message) => {
+        port.postMessage({ type: "call", call: { id: 1, name: "echo", text: "1" } });
+        setTimeout(() => port.postMessage({ type: "done", outcome: { kind: "value", text: String(message.type) }, memoryUsed: 1 }), 20);
+      }); port.postMessage({ type: "ready" });`,
+    );
+    expect(await result).toStrictEqual({
+      outcome: { kind: "value", text: "run" },
+      logs: [],
+      memoryUsed: 1,
+      cpuMs: undefined,
+      toolCalls: 0,
+      toolBytes: 0,
+    });
+  });
+
+  it("drops a reply that is answered after the run ended and its worker was terminated", async () => {
+    const input = codec.encode(1, "input", MIB);
+    let answer: ((value: unknown) => void) | undefined;
+    const {
+      result,
+      run: workerRun,
+      ended,
+    } = run(
+      `${PORT} port.on("message", (message) => {
+        if (message.type === "run") port.postMessage({ type: "call", call: { id: 1, name: "slow", text: ${JSON.stringify(input)} } });
+        else port.postMessage({ type: "log", level: "log", message: "reply reached the worker" });
+      }); port.postMessage({ type: "ready" });`,
+      {
+        hostCalls: {
+          names: ["slow"],
+          call: () =>
+            new Promise((resolve) => {
+              answer = resolve;
+            }),
+        },
+      },
+    );
+    while (answer === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    workerRun.abort({ kind: "cancelled" });
+    await (ended[0] as WorkerThread).worker.terminate();
+    answer(42);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await result).toStrictEqual({
+      outcome: { kind: "cancelled" },
+      logs: [],
+      memoryUsed: undefined,
+      cpuMs: undefined,
+      toolCalls: 1,
+      toolBytes: input.length * 2,
+    });
   });
 });

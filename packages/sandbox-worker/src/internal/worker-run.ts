@@ -1,10 +1,14 @@
-import type { LogEntry } from "@suaveplan/sandbox-core/types";
+import type { HostCalls, LogEntry } from "@suaveplan/sandbox-core/types";
 import {
+  answerCall,
+  type CallReply,
   type DriverEvent,
   type ExecutionRequest,
+  type GuestCall,
   type GuestOutcome,
   LOG_LEVELS,
 } from "@suaveplan/sandbox-guest";
+import type { HostMessage } from "./worker-message.js";
 import type { ThreadListener, WorkerThread } from "./worker-thread.js";
 
 /**
@@ -21,6 +25,14 @@ export interface RunEnd {
   /** The log events the worker streamed (already cut to the output budget by the driver). */
   logs: LogEntry[];
   memoryUsed: number | undefined;
+  /** The time the guest's code ran in its realm, in ms, as the worker's driver measured it. */
+  cpuMs: number | undefined;
+  /**
+   * Guest→host calls and the bytes of their payloads both ways (codec text × 2):
+   * the driver's count when the worker reported, else what the host saw.
+   */
+  toolCalls: number;
+  toolBytes: number;
 }
 
 const LEVELS: ReadonlySet<string> = new Set(LOG_LEVELS);
@@ -32,8 +44,11 @@ const LEVELS: ReadonlySet<string> = new Set(LOG_LEVELS);
  * outcome — or with what the host knows: the worker ran out of memory
  * (`memory`), did not boot within `startupTimeoutMs` or died (`fault`), did
  * not report by the deadline plus {@link BACKSTOP_GRACE_MS} (`timeout`), or
- * was {@link abort}ed. `onEnd` runs synchronously when the run ends; the
- * engine terminates the worker there.
+ * was {@link abort}ed (cancelled, engine destroyed). With `hostCalls`, each
+ * `call` the worker forwards is answered with `answerCall` and its `reply`
+ * posted back; without, calls are ignored (the entry never forwards one
+ * then). `onEnd` runs synchronously when the run ends; the engine terminates
+ * the worker there, and a reply still in flight is dropped.
  */
 export class WorkerRun implements ThreadListener {
   /** Resolves once the run ended; never rejects. */
@@ -41,6 +56,8 @@ export class WorkerRun implements ThreadListener {
   private readonly logs: LogEntry[] = [];
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
+  private toolCalls = 0;
+  private toolBytes = 0;
   private resolveResult!: (end: RunEnd) => void;
 
   constructor(
@@ -49,6 +66,7 @@ export class WorkerRun implements ThreadListener {
     private readonly onLog: ((entry: LogEntry) => void) | undefined,
     private readonly onEnd: (thread: WorkerThread) => void,
     startupTimeoutMs: number,
+    private readonly hostCalls?: HostCalls | undefined,
   ) {
     this.result = new Promise((resolve) => {
       this.resolveResult = resolve;
@@ -69,7 +87,7 @@ export class WorkerRun implements ThreadListener {
     }
   }
 
-  /** End the run now with `outcome` (the engine was destroyed…). */
+  /** End the run now with `outcome` (cancelled, the engine was destroyed…). */
   abort(outcome: GuestOutcome): void {
     this.end(outcome);
   }
@@ -89,8 +107,15 @@ export class WorkerRun implements ThreadListener {
       } catch {
         // A throwing onLog must not break the execution; its errors are ignored.
       }
+    } else if (event?.type === "call") {
+      this.answer(event.call);
     } else if (event?.type === "done" && typeof event.outcome?.kind === "string") {
-      this.end(event.outcome, typeof event.memoryUsed === "number" ? event.memoryUsed : undefined);
+      this.end(event.outcome, {
+        memoryUsed: numberOr(event.memoryUsed, undefined),
+        cpuMs: numberOr(event.cpuMs, undefined),
+        toolCalls: numberOr(event.toolCalls, this.toolCalls),
+        toolBytes: numberOr(event.toolBytes, this.toolBytes),
+      });
     }
   }
 
@@ -110,10 +135,36 @@ export class WorkerRun implements ThreadListener {
     );
   }
 
+  /** Answer a forwarded guest→host call on the host and post the reply, unless the run ended meanwhile. */
+  private answer(call: GuestCall | undefined): void {
+    const hostCalls = this.hostCalls;
+    if (
+      hostCalls === undefined ||
+      typeof call?.id !== "number" ||
+      typeof call.name !== "string" ||
+      typeof call.text !== "string"
+    )
+      return;
+    const { id, name, text } = call;
+    this.toolCalls++;
+    this.toolBytes += text.length * 2;
+    void answerCall({ id, name, text }, hostCalls).then((reply) => this.reply(reply));
+  }
+
+  private reply(reply: CallReply): void {
+    if (this.finished) return;
+    this.toolBytes += reply.text.length * 2;
+    try {
+      this.thread.worker.postMessage({ type: "reply", reply } satisfies HostMessage);
+    } catch {
+      // The worker is going away; its run ends through its exit or the backstop.
+    }
+  }
+
   private send(): void {
     clearTimeout(this.timer);
     try {
-      this.thread.worker.postMessage(this.request);
+      this.thread.worker.postMessage({ type: "run", request: this.request } satisfies HostMessage);
     } catch (error) {
       this.end(
         fault(
@@ -126,13 +177,26 @@ export class WorkerRun implements ThreadListener {
     this.timer = setTimeout(() => this.end({ kind: "timeout", timeoutMs }), timeoutMs + BACKSTOP_GRACE_MS);
   }
 
-  private end(outcome: GuestOutcome, memoryUsed?: number): void {
+  private end(outcome: GuestOutcome, report?: Omit<RunEnd, "outcome" | "logs">): void {
     if (this.finished) return;
     this.finished = true;
     clearTimeout(this.timer);
     this.onEnd(this.thread);
-    this.resolveResult({ outcome, logs: this.logs, memoryUsed });
+    this.resolveResult({
+      outcome,
+      logs: this.logs,
+      ...(report ?? {
+        memoryUsed: undefined,
+        cpuMs: undefined,
+        toolCalls: this.toolCalls,
+        toolBytes: this.toolBytes,
+      }),
+    });
   }
+}
+
+function numberOr<T>(value: unknown, fallback: T): number | T {
+  return typeof value === "number" && Number.isFinite(value) ? value : fallback;
 }
 
 function fault(message: string): GuestOutcome {

@@ -93,7 +93,7 @@ describe("WorkerEngine", () => {
     expect(stable(result)).toStrictEqual({ success: true, result: 2, logs: [] });
   });
 
-  it("declares its capabilities as data: memory and async work bounded, streams logs, not a security boundary", () => {
+  it("declares its capabilities as data: memory and async work bounded, streams logs, aborts running code, measures CPU per entry, not a security boundary", () => {
     const engine = makeEngine();
     expect({ name: engine.name, capabilities: engine.capabilities, limits: engine.limits }).toStrictEqual({
       name: "worker",
@@ -103,6 +103,8 @@ describe("WorkerEngine", () => {
         enforcesMemoryLimit: true,
         boundsAsyncWork: true,
         streamsLogs: true,
+        abortsRunningCode: true,
+        measuresCpu: "entries",
       },
       limits: { timeout: 5_000, memoryLimit: 128 * MIB, maxOutputSize: MIB },
     });

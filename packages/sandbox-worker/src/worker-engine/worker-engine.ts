@@ -26,6 +26,8 @@ export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
   enforcesMemoryLimit: true,
   boundsAsyncWork: true,
   streamsLogs: true,
+  abortsRunningCode: true,
+  measuresCpu: "entries",
 });
 
 /** Options of {@link WorkerEngine}; defaults come from `SANDBOX_DEFAULTS`. */
@@ -57,6 +59,8 @@ export const WORKER_STARTUP_TIMEOUT_MS = 10_000;
  * - `timeout` (ms) is enforced by the driver inside the worker (sync loops,
  *   microtask loops, pending timers, never-settling promises) and backed by
  *   `worker.terminate()` on the host.
+ * - `options.signal` terminates the worker at once (`SANDBOX_CANCELLED`),
+ *   also while synchronous guest code runs (`abortsRunningCode`).
  * - One single-use worker is kept booted in the background, so a call does
  *   not pay the worker's cold start; each execution still gets a fresh
  *   worker, used once and terminated.
@@ -99,8 +103,13 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
    * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`,
    * `SANDBOX_MEMORY_EXCEEDED`), bad input (`SANDBOX_INVALID_OPTIONS`,
    * `SANDBOX_CODE_BLOCKED`), a worker that could not start or died
-   * (`SANDBOX_WORKER_FAILED`) and use after {@link destroy}
-   * (`SANDBOX_ENGINE_DISPOSED`). Never rejects.
+   * (`SANDBOX_WORKER_FAILED`), `options.signal` (`SANDBOX_CANCELLED`: an
+   * abort terminates the worker at once, even in synchronous code; the logs
+   * streamed so far are kept) and use after {@link destroy}
+   * (`SANDBOX_ENGINE_DISPOSED`). `options.hostCalls` answers the guest's
+   * `tools.<name>(input)` calls on the host, across the thread boundary.
+   * `result.usage` carries `cpuMs`, the time the guest's code ran in its realm.
+   * Never rejects.
    */
   async execute(
     code: string,
@@ -116,6 +125,10 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
     }
     const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
     if (!built.ok) return built.result;
+    const { signal } = built;
+    if (signal?.aborted === true) {
+      return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
+    }
     let thread: WorkerThread;
     try {
       thread = this.supply.take(built.memoryLimit);
@@ -132,14 +145,22 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
       built.onLog,
       (ended) => this.supply.retire(ended),
       WORKER_STARTUP_TIMEOUT_MS,
+      built.hostCalls,
     );
     this.running.add(run);
+    // Synchronous guest code runs on the worker's own thread: an abort terminates the worker at once.
+    const onAbort = () => run.abort({ kind: "cancelled" });
+    signal?.addEventListener("abort", onAbort, { once: true });
     const ended = await run.result;
+    signal?.removeEventListener("abort", onAbort);
     this.running.delete(run);
     return toSandboxResult(ended.outcome, {
       duration: performance.now() - startedAt,
       logs: ended.logs,
       memoryUsed: ended.memoryUsed,
+      cpuMs: ended.cpuMs,
+      toolCalls: ended.toolCalls,
+      toolBytes: ended.toolBytes,
       faultCode: SANDBOX_CODES.WORKER_FAILED,
     });
   }
