@@ -4,9 +4,10 @@
 export { main } from "./child-main.js";
 // Frames
 export { createFdSink, type FrameSink } from "./fd-sink.js";
-// Request
+// Request and replies
+export { parseCallReply } from "./parse-call-reply.js";
 export { parseRunnerInput } from "./parse-runner-input.js";
 // Protocol
 export { PROTOCOL_FD, type RunnerFrame, SELF_DEADLINE_GRACE_MS } from "./protocol.js";
 // Run
-export { runRequest, warmUp } from "./run-request.js";
+export { type RunRequestOptions, runRequest, warmUp } from "./run-request.js";

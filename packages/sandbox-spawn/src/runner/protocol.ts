@@ -4,12 +4,16 @@ import type { DriverEvent } from "@suaveplan/sandbox-guest";
  * The wire protocol between SpawnEngine and its runner child.
  *
  * - fd 0 (stdin): one `ExecutionRequest` (`@suaveplan/sandbox-guest`) as
- *   JSON, ending in a newline (or at end-of-file); the runner reads no further.
+ *   JSON, ending in a newline (or at end-of-file); then, when the request
+ *   offers `tools`, one `CallReply` JSON line per answered call, in any order
+ *   (a line that is not a well-formed reply is ignored).
  * - fd 3 (a dedicated pipe): newline-delimited JSON {@link RunnerFrame}s from
  *   the runner — `start` once the request is accepted, a `log` frame for each
- *   console line as the guest writes it, then one `done` frame carrying the
- *   `GuestOutcome` and the heap growth. The `log` and `done` frames are the
- *   shared driver's `DriverEvent`s as they are.
+ *   console line as the guest writes it, a `call` frame for each guest→host
+ *   call (`tools.<name>(input)`), then one `done` frame carrying the
+ *   `GuestOutcome`, the heap growth, the CPU time and the tool-call counts.
+ *   The `log`, `call` and `done` frames are the shared driver's `DriverEvent`s
+ *   as they are.
  * - fd 1 (stdout) is not read at all, fd 2 (stderr) only for diagnostics and
  *   out-of-memory detection.
  *
@@ -30,4 +34,4 @@ export const PROTOCOL_FD = 3;
 export const SELF_DEADLINE_GRACE_MS = 1000;
 
 /** One newline-delimited frame on {@link PROTOCOL_FD}. */
-export type RunnerFrame = { type: "start" } | Extract<DriverEvent, { type: "log" | "done" }>;
+export type RunnerFrame = { type: "start" } | Extract<DriverEvent, { type: "log" | "call" | "done" }>;

@@ -3,7 +3,9 @@ import { truncationSentinel } from "@suaveplan/sandbox-core/resource-limiter";
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import type { SandboxOptions } from "@suaveplan/sandbox-core/types";
 import {
+  answerCall,
   buildExecutionRequest,
+  type CallReply,
   createHostCodec,
   type ExecutionRequest,
   ModuleRegistry,
@@ -11,7 +13,7 @@ import {
 import { describe, expect, it } from "vitest";
 import type { FrameSink } from "./fd-sink.js";
 import { type RunnerFrame, SELF_DEADLINE_GRACE_MS } from "./protocol.js";
-import { runRequest, warmUp } from "./run-request.js";
+import { type RunRequestOptions, runRequest, warmUp } from "./run-request.js";
 
 // The runner's logic in this process (real vm contexts on the shared runtime); the
 // spawned runner is covered end to end in spawn-engine.test.ts and the conformance suite.
@@ -34,12 +36,15 @@ interface Written {
   at: number;
 }
 
-async function run(input: ExecutionRequest): Promise<{ frames: RunnerFrame[]; written: Written[] }> {
+async function run(
+  input: ExecutionRequest,
+  options?: RunRequestOptions,
+): Promise<{ frames: RunnerFrame[]; written: Written[] }> {
   const written: Written[] = [];
   const sink: FrameSink = {
     write: (frame) => written.push({ frame: structuredClone(frame), at: performance.now() }),
   };
-  await runRequest(input, sink);
+  await runRequest(input, sink, options);
   return { frames: written.map((entry) => entry.frame), written };
 }
 
@@ -171,6 +176,60 @@ describe("runRequest", () => {
         column: 21,
       },
     });
+  });
+});
+
+describe("runRequest host calls", () => {
+  it("writes a call frame per tools.<name>() call and settles each with the reply it is given; done counts them", async () => {
+    const hostCalls = {
+      names: ["echo"],
+      call: async (_name: string, input: unknown) => ({ got: input, at: new Date(5) }),
+    };
+    let deliver: ((reply: CallReply) => void) | undefined;
+    const answers: Array<Promise<void>> = [];
+    const written: RunnerFrame[] = [];
+    const sink: FrameSink = {
+      write: (frame) => {
+        written.push(structuredClone(frame));
+        if (frame.type === "call") answers.push(answerCall(frame.call, hostCalls).then((r) => deliver?.(r)));
+      },
+    };
+    await runRequest(
+      request("const r = await tools.echo(new Map([[1, 'a']])); [r.got.get(1), r.at.getTime()]", {
+        hostCalls,
+      }),
+      sink,
+      {
+        replies: (next) => {
+          deliver = next;
+        },
+      },
+    );
+    await Promise.all(answers);
+    const input = codec.encode(new Map([[1, "a"]]), "input", 1024);
+    const output = codec.encode({ got: new Map([[1, "a"]]), at: new Date(5) }, "output", 1024);
+    const done = written.at(-1) as Extract<RunnerFrame, { type: "done" }>;
+    expect(written.slice(0, -1)).toStrictEqual([
+      { type: "start" },
+      { type: "call", call: { id: 1, name: "echo", text: input } },
+    ]);
+    expect({ ...done, memoryUsed: undefined, cpuMs: undefined }).toStrictEqual({
+      type: "done",
+      outcome: { kind: "value", text: codec.encode(["a", 5], "result", 1024) },
+      memoryUsed: undefined,
+      cpuMs: undefined,
+      toolCalls: 1,
+      toolBytes: (input.length + output.length) * 2,
+    });
+    expect(done.cpuMs).toBeGreaterThan(0);
+  });
+
+  it("offers no tools global and writes no call frame when the request offers no tools", async () => {
+    const { frames } = await run(request("typeof tools"), { replies: () => expect.unreachable() });
+    expect(withoutMemory(frames)).toStrictEqual([
+      { type: "start" },
+      { type: "done", outcome: { kind: "value", text: codec.encode("undefined", "result", 1024) } },
+    ]);
   });
 });
 

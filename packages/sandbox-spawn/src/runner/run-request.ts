@@ -1,5 +1,6 @@
 import { MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
 import {
+  type CallReply,
   DEFAULT_MAX_TIMERS,
   type ExecutionRequest,
   type PreparedVmRealm,
@@ -10,11 +11,26 @@ import {
 import type { FrameSink } from "./fd-sink.js";
 import { SELF_DEADLINE_GRACE_MS } from "./protocol.js";
 
+/** Options of {@link runRequest}. */
+export interface RunRequestOptions {
+  /** A realm made while the child waited (`prepareRealm`); single-use. */
+  prepared?: PreparedVmRealm | undefined;
+  /**
+   * Where the host's replies to the `call` frames come from: called once, when
+   * the request offers `tools`, with the function each `CallReply` goes to (in
+   * the child: the stdin lines after the request). A reply for an unknown call
+   * or after the run ended is dropped by the driver.
+   */
+  replies?: ((deliver: (reply: CallReply) => void) => void) | undefined;
+}
+
 /**
  * Run one request on the shared guest runtime (a fresh `node:vm` realm under
  * the shared driver) and write its frames to `sink`: `start`, a `log` frame
- * per console line as the guest writes it, then `done`. Resolves once `done`
- * was written.
+ * per console line as the guest writes it, a `call` frame per guest→host call
+ * (only when the request offers `tools`; otherwise the driver refuses calls),
+ * then `done` with the outcome and the usage (heap growth, CPU time, tool
+ * calls and their bytes). Resolves once `done` was written.
  *
  * The host's SIGKILL at `timeoutMs` is the timeout; the runner bounds the run
  * {@link SELF_DEADLINE_GRACE_MS} later, for a child whose host died (its
@@ -23,32 +39,58 @@ import { SELF_DEADLINE_GRACE_MS } from "./protocol.js";
 export async function runRequest(
   request: ExecutionRequest,
   sink: FrameSink,
-  prepared?: PreparedVmRealm,
+  options: RunRequestOptions = {},
 ): Promise<void> {
   sink.write({ type: "start" });
+  const offersTools = request.tools !== undefined;
   const driver = startVmExecution(
     { ...request, timeoutMs: Math.min(request.timeoutMs + SELF_DEADLINE_GRACE_MS, MAX_TIMER_MS) },
-    { onLog: (entry) => sink.write({ type: "log", level: entry.level, message: entry.message }), prepared },
+    {
+      onLog: (entry) => sink.write({ type: "log", level: entry.level, message: entry.message }),
+      // The host answers on stdin; the frame goes out before the guest continues.
+      onCall: offersTools
+        ? (call) => {
+            sink.write({ type: "call", call: { id: call.id, name: call.name, text: call.text } });
+            return undefined;
+          }
+        : undefined,
+      prepared: options.prepared,
+    },
   );
-  const { outcome, memoryUsed } = await driver.result;
+  if (offersTools) options.replies?.((reply) => driver.reply(reply));
+  const { outcome, memoryUsed, cpuMs, toolCalls, toolBytes } = await driver.result;
   sink.write({
     type: "done",
     outcome: outcome.kind === "timeout" ? { kind: "timeout", timeoutMs: request.timeoutMs } : outcome,
     memoryUsed,
+    cpuMs,
+    toolCalls,
+    toolBytes,
   });
 }
 
 /**
  * Run one throwaway request through every path a real one takes (kernel
  * compile, codec decode and encode, console, timers, a promise, a source
- * module, a filtered stack, frames), so a pre-started child answers its
- * request with warm code instead of first-call costs. Nothing is written anywhere.
+ * module, a filtered stack, a tool call and its reply, frames), so a
+ * pre-started child answers its request with warm code instead of first-call
+ * costs. Nothing is written anywhere.
  */
 export async function warmUp(): Promise<void> {
-  const discard: FrameSink = { write: (frame) => void Buffer.from(`${JSON.stringify(frame)}\n`, "utf8") };
+  let deliver: ((reply: CallReply) => void) | undefined;
+  const discard: FrameSink = {
+    write: (frame) => {
+      void Buffer.from(`${JSON.stringify(frame)}\n`, "utf8");
+      // Echo the call's input, as a host would answer it: later, from outside the guest's turn.
+      if (frame.type === "call") {
+        const { id, text } = frame.call;
+        setImmediate(() => deliver?.({ id, ok: true, text }));
+      }
+    },
+  };
   await runRequest(
     {
-      code: "console.log('warm', { warm }, [warmModule.v, warmSource.w]); let stack; try { null.x; } catch (e) { stack = e.stack; } new Promise((done) => setTimeout(() => done([1, 'two', { three: null }, new Date(0), stack]), 0))",
+      code: "console.log('warm', { warm }, [warmModule.v, warmSource.w]); let stack; try { null.x; } catch (e) { stack = e.stack; } new Promise((done) => setTimeout(() => done(tools.echo([1, 'two', { three: null }, new Date(0), stack])), 0))",
       contextText: '["o",[["warm",true]]]',
       modulesText: JSON.stringify([["warmModule", '["o",[["v",1]]]']]),
       sourceModules: [{ name: "warmSource", source: "module.exports.w = 2;" }],
@@ -58,9 +100,15 @@ export async function warmUp(): Promise<void> {
       maxTimers: 10,
       maxTimerCreations: 100,
       maxResultBytes: 1024 * 1024,
-      maxCallBytes: 1024,
+      maxCallBytes: 1024 * 1024,
+      tools: ["echo"],
     },
     discard,
+    {
+      replies: (next) => {
+        deliver = next;
+      },
+    },
   );
 }
 

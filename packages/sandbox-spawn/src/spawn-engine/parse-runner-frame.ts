@@ -25,13 +25,39 @@ export function parseRunnerFrame(line: string): RunnerFrame | { malformed: strin
         return { malformed: "the runner wrote a malformed log frame" };
       }
       return { type: "log", level: frame.level as LogLevel, message: frame.message };
+    case "call": {
+      const call = isFields(frame.call) ? frame.call : undefined;
+      if (
+        call === undefined ||
+        !isByteCount(call.id) ||
+        typeof call.name !== "string" ||
+        typeof call.text !== "string"
+      ) {
+        return { malformed: "the runner wrote a malformed call frame" };
+      }
+      return { type: "call", call: { id: call.id, name: call.name, text: call.text } };
+    }
     case "done": {
       const outcome = isFields(frame.outcome) ? outcomeOf(frame.outcome) : undefined;
-      const { memoryUsed } = frame;
-      if (outcome === undefined || (memoryUsed !== undefined && !isByteCount(memoryUsed))) {
+      const { memoryUsed, cpuMs, toolCalls, toolBytes } = frame;
+      if (
+        outcome === undefined ||
+        !optional(memoryUsed, isByteCount) ||
+        !optional(cpuMs, isDuration) ||
+        !optional(toolCalls, isByteCount) ||
+        !optional(toolBytes, isByteCount)
+      ) {
         return { malformed: "the runner wrote a malformed done frame" };
       }
-      return { type: "done", outcome, memoryUsed: memoryUsed as number | undefined };
+      const done: Extract<RunnerFrame, { type: "done" }> = {
+        type: "done",
+        outcome,
+        memoryUsed: memoryUsed as number | undefined,
+      };
+      if (cpuMs !== undefined) done.cpuMs = cpuMs as number;
+      if (toolCalls !== undefined) done.toolCalls = toolCalls as number;
+      if (toolBytes !== undefined) done.toolBytes = toolBytes as number;
+      return done;
     }
     default:
       return { malformed: "the runner wrote an unknown frame" };
@@ -71,6 +97,16 @@ function isFields(value: unknown): value is Fields {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** A count (bytes, calls, ids): a safe integer, 0 or more. */
 function isByteCount(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** A measured time in ms: finite, 0 or more (not necessarily whole). */
+function isDuration(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0;
+}
+
+function optional(value: unknown, check: (value: unknown) => boolean): boolean {
+  return value === undefined || check(value);
 }

@@ -1,7 +1,9 @@
+import { getEventListeners } from "node:events";
 import type { LogEntry } from "@suaveplan/sandbox-core/types";
+import type { CallReply, GuestCall } from "@suaveplan/sandbox-guest";
 import { describe, expect, it } from "vitest";
 import { FakeChild, nextTurn } from "../../test/support/fake-child.js";
-import { type RaceChildOptions, raceChild } from "./race-child.js";
+import { type ChildCalls, type RaceChildOptions, raceChild } from "./race-child.js";
 
 // Fake children here: these races cannot be produced on demand by a real process.
 const options = (extra: Partial<RaceChildOptions> = {}): RaceChildOptions => ({
@@ -14,6 +16,31 @@ const options = (extra: Partial<RaceChildOptions> = {}): RaceChildOptions => ({
 });
 
 const DONE = { type: "done", outcome: { kind: "value", text: "2" }, memoryUsed: 10 };
+
+/** Calls answered by echoing their input, recording each one. */
+function echoCalls(extra: Partial<ChildCalls> = {}): ChildCalls & { seen: GuestCall[] } {
+  const seen: GuestCall[] = [];
+  return {
+    names: ["echo"],
+    maxCallBytes: 64,
+    answer: async (call) => {
+      seen.push(call);
+      return { id: call.id, ok: true, text: call.text };
+    },
+    seen,
+    ...extra,
+  };
+}
+
+/** The JSON lines written to the fake child's stdin after the request line. */
+function replyLines(child: FakeChild): unknown[] {
+  return child
+    .input()
+    .split("\n")
+    .slice(1)
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as unknown);
+}
 
 describe("raceChild", () => {
   it("writes the request to stdin and resolves ok on the done frame, killing the child if it lingers", async () => {
@@ -90,12 +117,14 @@ describe("raceChild", () => {
     expect(await pending).toEqual({ kind: "no-output", exitCode: 3, signal: null, stderr: "01234567" });
   });
 
-  it("resolves parse-error for a line that is not JSON, an unknown frame and malformed log or done frames", async () => {
+  it("resolves parse-error for a line that is not JSON, an unknown frame and malformed log, call or done frames", async () => {
     const cases: Array<[string, string]> = [
       ["forged result\n", "the runner wrote a line that is not JSON"],
       ["[1]\n", "the runner wrote a frame that is not an object"],
       ['{"type":"result","success":true,"result":2}\n', "the runner wrote an unknown frame"],
-      ['{"type":"call","call":{"id":1,"name":"x","text":"1"}}\n', "the runner wrote an unknown frame"],
+      ['{"type":"call","call":{"id":-1,"name":"x","text":"1"}}\n', "the runner wrote a malformed call frame"],
+      ['{"type":"call","call":{"id":1,"name":"x"}}\n', "the runner wrote a malformed call frame"],
+      ['{"type":"call","id":1,"name":"x","text":"1"}\n', "the runner wrote a malformed call frame"],
       ['{"type":"log","level":"loud","message":"x"}\n', "the runner wrote a malformed log frame"],
       ['{"type":"done","outcome":{"kind":"value","text":2}}\n', "the runner wrote a malformed done frame"],
       ['{"type":"done","outcome":{"kind":"forged"}}\n', "the runner wrote a malformed done frame"],
@@ -109,6 +138,22 @@ describe("raceChild", () => {
       ],
       [
         '{"type":"done","outcome":{"kind":"value","text":"1"},"memoryUsed":"lots"}\n',
+        "the runner wrote a malformed done frame",
+      ],
+      [
+        '{"type":"done","outcome":{"kind":"value","text":"1"},"cpuMs":-0.5}\n',
+        "the runner wrote a malformed done frame",
+      ],
+      [
+        '{"type":"done","outcome":{"kind":"value","text":"1"},"cpuMs":"fast"}\n',
+        "the runner wrote a malformed done frame",
+      ],
+      [
+        '{"type":"done","outcome":{"kind":"value","text":"1"},"toolCalls":1.5}\n',
+        "the runner wrote a malformed done frame",
+      ],
+      [
+        '{"type":"done","outcome":{"kind":"value","text":"1"},"toolBytes":-2}\n',
         "the runner wrote a malformed done frame",
       ],
     ];
@@ -203,5 +248,158 @@ describe("raceChild", () => {
     Object.defineProperty(child, "stdio", { value: [child.stdin, null, child.stderr] });
     const outcome = await raceChild(child, options());
     expect(outcome.kind === "parse-error" && outcome.reason).toBe("the child has no protocol pipe on fd 3");
+  });
+
+  it("passes the done frame's CPU time and tool-call counts through", async () => {
+    const child = new FakeChild();
+    const pending = raceChild(child, options());
+    child.send({ ...DONE, cpuMs: 1.25, toolCalls: 2, toolBytes: 40 });
+    expect(await pending).toStrictEqual({
+      kind: "ok",
+      outcome: { kind: "value", text: "2" },
+      memoryUsed: 10,
+      cpuMs: 1.25,
+      toolCalls: 2,
+      toolBytes: 40,
+      stderr: "",
+    });
+  });
+});
+
+describe("raceChild host calls", () => {
+  it("answers each call frame with one reply line on stdin, keeping stdin open until the race ends", async () => {
+    const child = new FakeChild();
+    const calls = echoCalls();
+    const pending = raceChild(child, options({ input: '{"code":"1"}\n', calls }));
+    child.send({ type: "start" });
+    child.send({ type: "call", call: { id: 1, name: "echo", text: '"a"' } });
+    child.send({ type: "call", call: { id: 2, name: "echo", text: '"b"' } });
+    await nextTurn();
+    expect({ ended: child.stdin.writableEnded, replies: replyLines(child) }).toEqual({
+      ended: false,
+      replies: [
+        { id: 1, ok: true, text: '"a"' },
+        { id: 2, ok: true, text: '"b"' },
+      ],
+    });
+    child.send(DONE);
+    expect((await pending).kind).toBe("ok");
+    expect({ ended: child.stdin.writableEnded, seen: calls.seen }).toEqual({
+      ended: true,
+      seen: [
+        { id: 1, name: "echo", text: '"a"' },
+        { id: 2, name: "echo", text: '"b"' },
+      ],
+    });
+  });
+
+  it("ends stdin right after the request when no tools are offered", async () => {
+    const child = new FakeChild();
+    const pending = raceChild(child, options());
+    expect(child.stdin.writableEnded).toBe(true);
+    child.send(DONE);
+    await pending;
+  });
+
+  it("drops a reply that comes after the race ended, and never throws for a destroyed stdin", async () => {
+    const answers: Array<(reply: CallReply) => void> = [];
+    const calls = echoCalls({ answer: () => new Promise((resolve) => answers.push(resolve)) });
+    const late = new FakeChild();
+    const pending = raceChild(late, options({ input: "{}\n", calls }));
+    late.send({ type: "call", call: { id: 1, name: "echo", text: "1" } });
+    await nextTurn();
+    late.send(DONE);
+    await pending;
+    answers[0]?.({ id: 1, ok: true, text: "1" });
+    await nextTurn();
+    expect(replyLines(late)).toEqual([]);
+
+    const gone = new FakeChild();
+    const running = raceChild(gone, options({ input: "{}\n", calls }));
+    gone.send({ type: "call", call: { id: 1, name: "echo", text: "1" } });
+    await nextTurn();
+    gone.stdin.destroy();
+    answers[1]?.({ id: 1, ok: true, text: "1" });
+    await nextTurn();
+    gone.send(DONE);
+    expect((await running).kind).toBe("ok");
+  });
+
+  it("treats a call beyond the request's bounds as a broken protocol: killed, never answered", async () => {
+    const cases: Array<[Partial<RaceChildOptions>, object, string]> = [
+      [{}, { id: 1, name: "echo", text: "1" }, "the runner made a host call, but no tools were offered"],
+      [
+        { calls: echoCalls() },
+        { id: 1, name: "exec", text: "1" },
+        "the runner called a tool that was not offered",
+      ],
+      [
+        { calls: echoCalls({ maxCallBytes: 8 }) },
+        { id: 1, name: "echo", text: '"abc"' },
+        "the runner sent a host call larger than 8 bytes",
+      ],
+    ];
+    for (const [extra, call, reason] of cases) {
+      const child = new FakeChild();
+      const pending = raceChild(child, options(extra));
+      child.send({ type: "call", call });
+      const outcome = await pending;
+      expect({
+        reason: outcome.kind === "parse-error" && outcome.reason,
+        killed: child.kills,
+        answered: extra.calls === undefined ? [] : (extra.calls as ReturnType<typeof echoCalls>).seen,
+      }).toEqual({ reason, killed: ["SIGKILL"], answered: [] });
+    }
+    const repeated = new FakeChild();
+    const calls = echoCalls();
+    const pending = raceChild(repeated, options({ calls }));
+    repeated.send({ type: "call", call: { id: 7, name: "echo", text: "1" } });
+    repeated.send({ type: "call", call: { id: 7, name: "echo", text: "2" } });
+    const outcome = await pending;
+    expect({ reason: outcome.kind === "parse-error" && outcome.reason, seen: calls.seen }).toEqual({
+      reason: "the runner repeated a host call id",
+      seen: [{ id: 7, name: "echo", text: "1" }],
+    });
+  });
+});
+
+describe("raceChild cancellation", () => {
+  it("ends with cancelled and kills the child as soon as the signal aborts, then removes its listener", async () => {
+    const child = new FakeChild();
+    const controller = new AbortController();
+    const pending = raceChild(child, options({ signal: controller.signal }));
+    child.send({ type: "start" });
+    child.stderr.write("busy");
+    await nextTurn();
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    controller.abort();
+    expect(await pending).toStrictEqual({ kind: "cancelled", stderr: "busy" });
+    expect({ kills: child.kills, listeners: getEventListeners(controller.signal, "abort") }).toEqual({
+      kills: ["SIGKILL"],
+      listeners: [],
+    });
+  });
+
+  it("sends nothing to a child when the signal is already aborted", async () => {
+    const child = new FakeChild();
+    const outcome = await raceChild(child, options({ signal: AbortSignal.abort() }));
+    expect({ outcome, input: child.input(), kills: child.kills }).toStrictEqual({
+      outcome: { kind: "cancelled", stderr: "" },
+      input: "",
+      kills: ["SIGKILL"],
+    });
+  });
+
+  it("removes its abort listener when the child answers first", async () => {
+    const child = new FakeChild();
+    const controller = new AbortController();
+    const pending = raceChild(child, options({ signal: controller.signal }));
+    child.send(DONE);
+    expect((await pending).kind).toBe("ok");
+    controller.abort();
+    expect({ listeners: getEventListeners(controller.signal, "abort"), kills: child.kills }).toEqual({
+      listeners: [],
+      kills: [],
+    });
   });
 });

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import type { LogEntry } from "@suaveplan/sandbox-core/types";
-import type { GuestOutcome } from "@suaveplan/sandbox-guest";
+import type { CallReply, GuestCall, GuestOutcome } from "@suaveplan/sandbox-guest";
 import { killNow } from "../internal/child-control.js";
 import { parseRunnerFrame } from "./parse-runner-frame.js";
 
@@ -17,7 +17,7 @@ export interface SpawnedChild {
   readonly exitCode: number | null;
   /** Terminating signal once exited by a signal, else `null`. */
   readonly signalCode: NodeJS.Signals | null;
-  /** The request goes here (fd 0). */
+  /** The request, then the replies to its host calls, go here (fd 0). */
   readonly stdin: Writable | null;
   /** Diagnostics only (fd 2). */
   readonly stderr: Readable | null;
@@ -47,6 +47,17 @@ export type ChildOutcome =
       outcome: GuestOutcome;
       /** The child's heap growth over the run, in bytes, when it could tell. */
       memoryUsed: number | undefined;
+      /** CPU time of the guest's realm entries in the child, in ms, when the runner sent it. */
+      cpuMs?: number;
+      /** Host calls the child's driver accepted, when the runner sent it. */
+      toolCalls?: number;
+      /** Bytes of those calls' inputs and outputs (codec text × 2), when the runner sent it. */
+      toolBytes?: number;
+      stderr: string;
+    }
+  | {
+      /** `signal` aborted before the child answered; the child was killed. */
+      kind: "cancelled";
       stderr: string;
     }
   | {
@@ -72,9 +83,22 @@ export type ChildOutcome =
       stderr: string;
     };
 
+/** How {@link raceChild} answers the child's `call` frames (see {@link RaceChildOptions.calls}). */
+export interface ChildCalls {
+  /** The tool names the request offered; a call for any other name breaks the protocol. */
+  readonly names: readonly string[];
+  /** The request's `maxCallBytes`: a call whose input text is larger (UTF-16 code units × 2) breaks the protocol. */
+  readonly maxCallBytes: number;
+  /** Answer one call (`answerCall` from `@suaveplan/sandbox-guest`); never rejects. */
+  answer(call: GuestCall): Promise<CallReply>;
+}
+
 /** Options of {@link raceChild}. */
 export interface RaceChildOptions {
-  /** The request, written to stdin (then stdin is ended). */
+  /**
+   * The request, written to stdin. Without {@link calls} stdin is ended right
+   * after it; with them it stays open for the replies until the race ends.
+   */
   input: string;
   /** Guest wall-clock limit, in ms, counted from the runner's `start` frame. */
   timeoutMs: number;
@@ -88,13 +112,23 @@ export interface RaceChildOptions {
   exitGraceMs?: number;
   /** Called in order with every console line (`log` frame), as it arrives. */
   onLog?: (entry: LogEntry) => void;
+  /**
+   * Answers the child's `call` frames; each reply is written to stdin as one
+   * JSON line, unless the race ended meanwhile (then it is dropped). Without
+   * it a `call` frame breaks the protocol: the child was offered no tools.
+   */
+  calls?: ChildCalls | undefined;
+  /** Aborting it ends the race at once with `cancelled` (and the child is killed). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
- * Send the request to a runner child and wait for the first of its four
- * endings: `ok` (a done frame), `no-output` (closed without one),
- * `parse-error` (malformed output, or an `error` event before close) and
- * `timeout` (`Promise.race` against the deadline). Settling is idempotent —
+ * Send the request to a runner child, answer its host calls, and wait for
+ * the first of its five endings: `ok` (a done frame), `no-output` (closed
+ * without one), `parse-error` (malformed output — a call frame beyond the
+ * request's bounds included — or an `error` event before close), `timeout`
+ * (`Promise.race` against the deadline) and `cancelled` (`signal` aborted).
+ * Settling is idempotent —
  * only the first outcome counts, so a timeout racing a clean exit never
  * resolves twice. Afterwards the child is sent SIGKILL unless it already
  * exited — at once, or after `exitGraceMs` for a child that answered (it
@@ -123,6 +157,10 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
     clearTimeout(timer);
     timer = setTimeout(() => fireDeadline({ kind: "timeout", phase, stderr: stderr.text() }), ms);
   };
+  let cancel: () => void = () => {};
+  const cancelled = new Promise<ChildOutcome>((resolve) => {
+    cancel = () => resolve({ kind: "cancelled", stderr: stderr.text() });
+  });
   const parseError = (reason: string, error?: Error): ChildOutcome => {
     const outcome: ChildOutcome = { kind: "parse-error", reason, exitCode, signal, stderr: stderr.text() };
     if (error !== undefined) outcome.error = error;
@@ -133,18 +171,47 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
   // The unfinished line, as pieces: each chunk is scanned once, so a huge result stays linear.
   let pending: string[] = [];
   let received = 0;
+  const callIds = new Set<number>();
+  const writeReply = (reply: CallReply): void => {
+    const stdin = child.stdin;
+    if (finished || stdin === null || stdin.destroyed || stdin.writableEnded) return; // the run ended: dropped
+    try {
+      stdin.write(`${JSON.stringify(reply)}\n`);
+    } catch {
+      // The child is gone: its exit tells the story.
+    }
+  };
+  const handleCall = (call: GuestCall): void => {
+    const calls = options.calls;
+    const refusal =
+      calls === undefined
+        ? "the runner made a host call, but no tools were offered"
+        : refuseCall(call, calls, callIds);
+    if (refusal !== undefined) {
+      settleEvents(parseError(refusal));
+      return;
+    }
+    callIds.add(call.id);
+    void calls?.answer(call).then(writeReply, ignore);
+  };
   const handleLine = (line: string): void => {
     const frame = parseRunnerFrame(line);
     if ("malformed" in frame) settleEvents(parseError(frame.malformed));
     else if (frame.type === "start") arm("run", options.timeoutMs);
     else if (frame.type === "log") options.onLog?.({ level: frame.level, message: frame.message });
-    else
-      settleEvents({
+    else if (frame.type === "call") handleCall(frame.call);
+    else {
+      const ok: ChildOutcome = {
         kind: "ok",
         outcome: frame.outcome,
         memoryUsed: frame.memoryUsed,
         stderr: stderr.text(),
-      });
+      };
+      if (frame.cpuMs !== undefined) ok.cpuMs = frame.cpuMs;
+      if (frame.toolCalls !== undefined) ok.toolCalls = frame.toolCalls;
+      if (frame.toolBytes !== undefined) ok.toolBytes = frame.toolBytes;
+      settleEvents(ok);
+    }
   };
   const onProtocolData = (chunk: Buffer | string): void => {
     if (finished) return;
@@ -193,12 +260,21 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
     protocol.on("data", onProtocolData);
   }
   arm("start", options.startTimeoutMs);
-  child.stdin?.on("error", () => {}); // EPIPE when the child is already gone: its exit tells the story
-  child.stdin?.end(options.input);
+  const { signal: abortSignal } = options;
+  const stdin = child.stdin;
+  stdin?.on("error", ignore); // EPIPE when the child is already gone: its exit tells the story
+  if (abortSignal?.aborted === true) cancel();
+  else {
+    abortSignal?.addEventListener("abort", cancel, { once: true });
+    if (options.calls === undefined) stdin?.end(options.input);
+    else stdin?.write(options.input);
+  }
 
-  const outcome = await Promise.race([events, deadline]);
+  const outcome = await Promise.race([events, deadline, cancelled]);
   finished = true;
   clearTimeout(timer);
+  abortSignal?.removeEventListener("abort", cancel);
+  if (options.calls !== undefined && stdin !== null && !stdin.destroyed) stdin.end();
   protocol?.off?.("data", onProtocolData);
   child.stderr?.off("data", onStderrData);
   child.off("exit", onExit as ChildListener);
@@ -227,6 +303,18 @@ function killAfterGrace(child: SpawnedChild, graceMs: number): void {
   timer.unref?.();
   child.on("exit", onExit);
 }
+
+/** Why a `call` frame breaks the protocol, or `undefined` when it is within the request's bounds. */
+function refuseCall(call: GuestCall, calls: ChildCalls, seen: ReadonlySet<number>): string | undefined {
+  if (!calls.names.includes(call.name)) return "the runner called a tool that was not offered";
+  if (call.text.length * 2 > calls.maxCallBytes) {
+    return `the runner sent a host call larger than ${calls.maxCallBytes} bytes`;
+  }
+  if (seen.has(call.id)) return "the runner repeated a host call id";
+  return undefined;
+}
+
+function ignore(): void {}
 
 function createStderrBuffer(maxBytes: number): { add(chunk: Buffer | string): void; text(): string } {
   const chunks: Buffer[] = [];

@@ -6,12 +6,12 @@ import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
-import { buildExecutionRequest, ModuleRegistry } from "@suaveplan/sandbox-guest";
+import { buildExecutionRequest, createHostCodec, ModuleRegistry } from "@suaveplan/sandbox-guest";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeChild } from "../../test/support/fake-child.js";
 import { buildChildArgs } from "../internal/node-args.js";
 import type { ProcessSpawner } from "../internal/spawn-options.js";
-import { SpawnEngine } from "./spawn-engine.js";
+import { SPAWN_CAPABILITIES, SpawnEngine } from "./spawn-engine.js";
 
 const fixture = (name: string): string =>
   fileURLToPath(new URL(`../../test/fixtures/${name}`, import.meta.url));
@@ -181,7 +181,14 @@ describe("SpawnEngine", () => {
       code: 0,
       frames: [
         { type: "start" },
-        { type: "done", outcome: { kind: "value", text: "2" }, memoryUsed: expect.any(Number) },
+        {
+          type: "done",
+          outcome: { kind: "value", text: "2" },
+          memoryUsed: expect.any(Number),
+          cpuMs: expect.any(Number),
+          toolCalls: 0,
+          toolBytes: 0,
+        },
       ],
     });
   });
@@ -254,6 +261,7 @@ describe("SpawnEngine", () => {
       error: `Execution exceeded its memory limit of ${16 * 1024 * 1024} bytes (SANDBOX_MEMORY_EXCEEDED)`,
       logs: [],
       duration: expect.any(Number),
+      usage: { wallMs: result.duration, outputBytes: 0, toolCalls: 0, toolBytes: 0 },
     });
     const after = await spawnEngine.execute("'alive'");
     expect(after.result).toBe("alive");
@@ -481,5 +489,73 @@ describe("SpawnEngine", () => {
     ];
     expect(settled(result)).toStrictEqual({ success: true, result: "done", logs });
     expect(seen).toStrictEqual(logs);
+  });
+
+  it("declares its capabilities: memory enforced, async work bounded, streamed logs, aborts running code, CPU by realm entries", () => {
+    expect(engine({ preStart: false }).capabilities).toBe(SPAWN_CAPABILITIES);
+    expect(SPAWN_CAPABILITIES).toStrictEqual({
+      securityBoundary: false,
+      tier: "child process under the Node permission model (reads only the runner file; no writes, child processes, workers or addons; network not restricted) — a security boundary only when also confined by the OS (e.g. dsh-sandbox-local)",
+      enforcesMemoryLimit: true,
+      boundsAsyncWork: true,
+      streamsLogs: true,
+      abortsRunningCode: true,
+      measuresCpu: "entries",
+    });
+    expect(Object.isFrozen(SPAWN_CAPABILITIES)).toBe(true);
+  });
+});
+
+describe("SpawnEngine usage", () => {
+  const codec = createHostCodec();
+  const crossed = (input: unknown, output: unknown): number =>
+    (codec.encode(input, "input", 1024).length + codec.encode(output, "output", 1024).length) * 2;
+  const echo = { names: ["echo"], call: async (_name: string, input: unknown) => input };
+
+  it("reports the child's CPU time, heap growth, output bytes and tool traffic from its done frame", async () => {
+    const result = await engine().execute(
+      "let n = 0; for (let i = 0; i < 1e5; i++) n += i; console.log('né'); await tools.echo('ab'); await tools.echo([1, 2]); n",
+      {},
+      { hostCalls: echo },
+    );
+    expect(result).toStrictEqual({
+      success: true,
+      result: 4_999_950_000,
+      logs: [{ level: "log", message: "né" }],
+      duration: expect.any(Number),
+      memoryUsed: expect.any(Number),
+      usage: {
+        wallMs: result.duration,
+        cpuMs: expect.any(Number),
+        heapBytes: result.memoryUsed,
+        outputBytes: 3,
+        toolCalls: 2,
+        toolBytes: crossed("ab", "ab") + crossed([1, 2], [1, 2]),
+      },
+    });
+    expect(result.usage?.cpuMs).toBeGreaterThan(0);
+    expect(result.usage?.cpuMs).toBeLessThanOrEqual(result.duration);
+  });
+
+  it("a run the host ended (timeout) reports the tool traffic the host saw, and no CPU or heap figures", async () => {
+    const result = await engine().execute(
+      "await tools.echo('ab'); console.log('looping'); while (true) {}",
+      {},
+      { hostCalls: echo, timeout: 300 },
+    );
+    expect(result).toStrictEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.TIMEOUT,
+      error:
+        "Execution timed out after 300 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+      logs: [{ level: "log", message: "looping" }],
+      duration: expect.any(Number),
+      usage: {
+        wallMs: result.duration,
+        outputBytes: 7,
+        toolCalls: 1,
+        toolBytes: crossed("ab", "ab"),
+      },
+    });
   });
 });

@@ -12,6 +12,7 @@ import {
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import {
+  answerCall,
   buildExecutionRequest,
   type ExecutionRequest,
   ModuleRegistry,
@@ -24,7 +25,7 @@ import {
   resolveSpawnOptions,
   type SpawnEngineOptions,
 } from "../internal/spawn-options.js";
-import { raceChild, type SpawnedChild } from "./race-child.js";
+import { type ChildCalls, raceChild, type SpawnedChild } from "./race-child.js";
 import { toGuestOutcome } from "./to-guest-outcome.js";
 
 /** What the spawn engine guarantees — and what it does not. */
@@ -34,6 +35,8 @@ export const SPAWN_CAPABILITIES: EngineCapabilities = Object.freeze({
   enforcesMemoryLimit: true,
   boundsAsyncWork: true,
   streamsLogs: true,
+  abortsRunningCode: true,
+  measuresCpu: "entries",
 });
 
 interface LiveChild {
@@ -61,8 +64,11 @@ const STDIO: SpawnOptions["stdio"] = ["pipe", "ignore", "pipe", "pipe"];
  * `--max-old-space-size`). The request goes over stdin as JSON; console lines
  * (as they are written) and the outcome come back as JSON frames on a
  * dedicated pipe (fd 3) the guest cannot reach. The timeout kills the child
- * with SIGKILL. One pre-started child is kept ready (each is used once), so
- * the boot of a Node process is not on the caller's path.
+ * with SIGKILL, and so does `options.signal`, even while the guest loops.
+ * `options.hostCalls` are answered in the host: each `tools.<name>(input)`
+ * arrives as a `call` frame and its reply goes back as a line on stdin. One
+ * pre-started child is kept ready (each is used once), so the boot of a Node
+ * process is not on the caller's path.
  *
  * @example
  * await using engine = new SpawnEngine({ timeout: 1000 });
@@ -110,8 +116,9 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
    * — the guest's (`SANDBOX_GUEST_ERROR`, `SANDBOX_SYNTAX_ERROR`,
    * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`,
    * `SANDBOX_MEMORY_EXCEEDED`), the child's (`SANDBOX_SPAWN_FAILED`), bad
-   * input (`SANDBOX_INVALID_OPTIONS`) and use after {@link destroy}
-   * (`SANDBOX_ENGINE_DISPOSED`). Never rejects.
+   * input (`SANDBOX_INVALID_OPTIONS`), `options.signal` (`SANDBOX_CANCELLED`:
+   * an aborted signal takes no child, an abort during the run SIGKILLs it) and
+   * use after {@link destroy} (`SANDBOX_ENGINE_DISPOSED`). Never rejects.
    */
   async execute(
     code: string,
@@ -122,7 +129,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     const startedAt = performance.now();
     const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
     if (!built.ok) return built.result;
-    const { request, memoryLimit, onLog } = built;
+    const { request, memoryLimit, onLog, signal, hostCalls } = built;
+    if (signal?.aborted === true) return cancelledBeforeStart();
     let entry: LiveChild;
     try {
       entry = this.takeSpare(memoryLimit) ?? this.spawnChild(memoryLimit);
@@ -136,12 +144,31 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     holdOpen(entry.child, true);
     this.spareMemoryLimit = memoryLimit;
     const logs: LogEntry[] = [];
+    // What crossed, as the host saw it: the usage of a run that ended without the child's done frame.
+    const crossed = { calls: 0, bytes: 0 };
+    let racing = true;
+    const calls: ChildCalls | undefined =
+      hostCalls === undefined
+        ? undefined
+        : {
+            names: hostCalls.names,
+            maxCallBytes: request.maxCallBytes,
+            async answer(call) {
+              crossed.calls++;
+              crossed.bytes += call.text.length * 2;
+              const reply = await answerCall(call, hostCalls);
+              if (racing) crossed.bytes += reply.text.length * 2;
+              return reply;
+            },
+          };
     const ended = await raceChild(entry.child, {
       input: `${JSON.stringify(request)}\n`,
       timeoutMs: request.timeoutMs,
       startTimeoutMs: this.options.startTimeout,
       maxProtocolBytes: maxProtocolBytes(request),
       maxStderrBytes: MAX_STDERR_BYTES,
+      calls,
+      signal,
       onLog: (log) => {
         logs.push(log);
         try {
@@ -151,6 +178,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
         }
       },
     });
+    racing = false;
     this.scheduleSpare();
     const outcome = toGuestOutcome(ended, {
       timeoutMs: request.timeoutMs,
@@ -159,10 +187,14 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       execPath: this.options.execPath,
       destroyed: this.destroyPromise !== undefined,
     });
+    const answered = ended.kind === "ok" ? ended : undefined;
     return toSandboxResult(outcome, {
       duration: performance.now() - startedAt,
       logs,
-      memoryUsed: ended.kind === "ok" ? ended.memoryUsed : undefined,
+      memoryUsed: answered?.memoryUsed,
+      cpuMs: answered?.cpuMs,
+      toolCalls: answered?.toolCalls ?? crossed.calls,
+      toolBytes: answered?.toolBytes ?? crossed.bytes,
       faultCode: SANDBOX_CODES.SPAWN_FAILED,
     });
   }
@@ -284,6 +316,10 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   }
 }
 
+function cancelledBeforeStart(): SandboxResult {
+  return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
+}
+
 function disposed(): SandboxResult {
   return failure(
     SANDBOX_CODES.ENGINE_DISPOSED,
@@ -296,7 +332,8 @@ function disposed(): SandboxResult {
  * `done` frame (codec text of at most `maxResultBytes` / 2 characters, or an
  * error record bounded by the child's heap, each character at most 6 bytes
  * once escaped into JSON) plus the console budget escaped the same way and a
- * frame's overhead per line.
+ * frame's overhead per line. `call` frames share this budget (each one's
+ * input is also bounded by `maxCallBytes`, checked by `raceChild`).
  */
 function maxProtocolBytes(request: ExecutionRequest): number {
   return 6 * request.maxResultBytes + 6 * request.maxOutputSize + 64 * request.maxLogLines + 64 * 1024;
