@@ -1,6 +1,7 @@
 import type { CliIo } from "../cli/cli-io.js";
 import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
-import { formatBenchTable, runEngineBench } from "./engine-bench.js";
+import { formatBenchTable, makeBenchEngine, runEngineBench } from "./engine-bench.js";
+import { formatToolCallTable, runToolCallBench } from "./tool-call-bench.js";
 
 /** `suaveplan-sandbox bench`: measure every engine against its raw primitive and print the table. */
 export async function benchCommand(
@@ -14,6 +15,21 @@ export async function benchCommand(
     iterations: options.iterations,
     onRow: (row) => io.stderr(`  measured ${row.engine}${row.skipped ? ` (skipped: ${row.skipped})` : ""}\n`),
   });
-  io.stdout(options.json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatBenchTable(rows)}\n`);
-  return rows.some((r) => r.skipped) ? EXIT_CODES.failed : EXIT_CODES.ok;
+  io.stderr("Benchmarking a tool-call round trip per engine against its raw message round trip…\n");
+  const toolRows = await runToolCallBench(
+    {
+      vm: () => makeBenchEngine("vm"),
+      isolate: () => makeBenchEngine("isolate"),
+      worker: () => makeBenchEngine("worker"),
+      spawn: () => makeBenchEngine("spawn"),
+    },
+    (row) =>
+      io.stderr(`  measured ${row.engine} tool calls${row.skipped ? ` (skipped: ${row.skipped})` : ""}\n`),
+  );
+  io.stdout(
+    options.json
+      ? `${JSON.stringify({ execute: rows, toolCalls: toolRows }, null, 2)}\n`
+      : `${formatBenchTable(rows)}\n\n${formatToolCallTable(toolRows)}\n`,
+  );
+  return rows.some((r) => r.skipped) || toolRows.some((r) => r.skipped) ? EXIT_CODES.failed : EXIT_CODES.ok;
 }

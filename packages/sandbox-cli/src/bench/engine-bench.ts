@@ -130,6 +130,11 @@ function loadIsolatedVm(): IsolatedVmLike {
   return createRequire(import.meta.url)("isolated-vm") as IsolatedVmLike;
 }
 
+/** The engine a bench row measures, built the way the row builds it. */
+export function makeBenchEngine(name: BuiltinEngineName): Promise<SandboxEngine> {
+  return subjects[name].engine();
+}
+
 /** Measure every engine and its raw primitive in the same process, row by row. */
 export async function runEngineBench(options: EngineBenchOptions): Promise<EngineBenchRow[]> {
   const rows: EngineBenchRow[] = [];

@@ -1,0 +1,212 @@
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type { BuiltinEngineName, HostCalls, SandboxEngine } from "@suaveplan/sandbox-core/types";
+import { median } from "./measure.js";
+
+/** A tool-call round trip of one engine against its raw message round trip, both measured in the same run. */
+export interface ToolCallBenchRow {
+  engine: BuiltinEngineName;
+  primitive: string;
+  /** Median cost of one `await tools.echo(i)` inside an execution, ms. */
+  engineCallMs: number;
+  /** Median cost of one raw round trip, ms. */
+  rawCallMs: number;
+  /** engine / raw. */
+  ratio: number;
+  /** `Promise.all` of 100 calls from one execution returned the right sum. */
+  concurrentOk: boolean;
+  skipped?: string;
+}
+
+/** Calls per sample; the per-call cost is a sample's time divided by this. */
+const CALLS = 200;
+const SAMPLES = 9;
+
+const echo: HostCalls = { names: ["echo"], call: async (_name, input) => input };
+
+interface RawRoundTrip {
+  /** Run `n` round trips one after another. */
+  run(n: number): Promise<void>;
+  close(): void;
+}
+
+const raws: Record<BuiltinEngineName, { primitive: string; make: () => Promise<RawRoundTrip> }> = {
+  vm: {
+    primitive: "a plain host await",
+    make: async () => ({
+      run: async (n) => {
+        const call = async (x: number) => x;
+        for (let i = 0; i < n; i++) await call(i);
+      },
+      close: () => undefined,
+    }),
+  },
+  worker: {
+    primitive: "a reused Worker's postMessage round trip",
+    make: async () => {
+      const worker = new Worker(
+        'const { parentPort } = require("node:worker_threads"); parentPort.on("message", (m) => parentPort.postMessage(m));',
+        { eval: true },
+      );
+      return {
+        run: async (n) => {
+          for (let i = 0; i < n; i++) {
+            await new Promise((resolve) => {
+              worker.once("message", resolve);
+              worker.postMessage(i);
+            });
+          }
+        },
+        close: () => void worker.terminate(),
+      };
+    },
+  },
+  spawn: {
+    primitive: "a reused child's pipe round trip",
+    make: async () => {
+      const child = spawn(
+        process.execPath,
+        ["-e", 'process.stdin.on("data", (d) => process.stdout.write(d));'],
+        { stdio: ["pipe", "pipe", "ignore"] },
+      );
+      return {
+        run: async (n) => {
+          for (let i = 0; i < n; i++) {
+            await new Promise((resolve) => {
+              child.stdout.once("data", resolve);
+              child.stdin.write(`${i}\n`);
+            });
+          }
+        },
+        close: () => void child.kill("SIGKILL"),
+      };
+    },
+  },
+  isolate: {
+    primitive: "an isolated-vm Reference async round trip",
+    make: async () => {
+      const ivm = createRequire(import.meta.url)("isolated-vm") as IsolatedVmLike;
+      const isolate = new ivm.Isolate({ memoryLimit: 64 });
+      const context = isolate.createContextSync();
+      const host = new ivm.Reference(async (x: number) => x);
+      return {
+        run: async (n) => {
+          await context.evalClosure(
+            `for (let i = 0; i < ${n}; i++) await $0.apply(undefined, [i], { result: { promise: true } });`,
+            [host],
+            { arguments: { reference: true }, result: { promise: true } },
+          );
+        },
+        close: () => isolate.dispose(),
+      };
+    },
+  },
+};
+
+interface IsolatedVmLike {
+  Isolate: new (options: {
+    memoryLimit: number;
+  }) => {
+    createContextSync(): {
+      evalClosure(code: string, args: unknown[], options: Record<string, unknown>): Promise<unknown>;
+    };
+    dispose(): void;
+  };
+  Reference: new (value: unknown) => unknown;
+}
+
+async function perCall(run: (n: number) => Promise<void>): Promise<number> {
+  await run(CALLS); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    // A run of CALLS calls minus a run of none: what the calls themselves cost.
+    const startFull = performance.now();
+    await run(CALLS);
+    const full = performance.now() - startFull;
+    const startEmpty = performance.now();
+    await run(0);
+    const empty = performance.now() - startEmpty;
+    samples.push(Math.max(0, full - empty) / CALLS);
+  }
+  return median(samples);
+}
+
+/**
+ * Measure a tool-call round trip (`await tools.echo(i)` in a loop, inside one
+ * execution) per engine against the raw message round trip of that engine's
+ * transport, in the same run; and check that 100 concurrent calls from one
+ * execution come back right.
+ */
+export async function runToolCallBench(
+  engines: Partial<Record<BuiltinEngineName, () => Promise<SandboxEngine>>>,
+  onRow?: (row: ToolCallBenchRow) => void,
+): Promise<ToolCallBenchRow[]> {
+  const rows: ToolCallBenchRow[] = [];
+  for (const name of (["vm", "isolate", "worker", "spawn"] as const).filter(
+    (engine) => engines[engine] !== undefined,
+  )) {
+    const { primitive, make } = raws[name];
+    let row: ToolCallBenchRow;
+    let engine: SandboxEngine | undefined;
+    let raw: RawRoundTrip | undefined;
+    try {
+      raw = await make();
+      engine = await (engines[name] as () => Promise<SandboxEngine>)();
+      const live = engine;
+      const rawCallMs = await perCall((n) => (raw as RawRoundTrip).run(n));
+      const engineCallMs = await perCall(async (n) => {
+        const result = await live.execute(
+          `for (let i = 0; i < ${n}; i++) await tools.echo(i); ${n}`,
+          {},
+          { hostCalls: echo },
+        );
+        if (!result.success || result.result !== n)
+          throw new Error(`${name}: ${JSON.stringify(result.error)}`);
+      });
+      const concurrent = await live.execute(
+        "(await Promise.all(Array.from({ length: 100 }, (_, i) => tools.echo(i)))).reduce((a, b) => a + b, 0)",
+        {},
+        { hostCalls: echo },
+      );
+      row = {
+        engine: name,
+        primitive,
+        engineCallMs,
+        rawCallMs,
+        ratio: engineCallMs / rawCallMs,
+        concurrentOk: concurrent.success && concurrent.result === 4950,
+      };
+    } catch (error) {
+      row = {
+        engine: name,
+        primitive,
+        engineCallMs: Number.NaN,
+        rawCallMs: Number.NaN,
+        ratio: Number.NaN,
+        concurrentOk: false,
+        skipped: error instanceof Error ? error.message : String(error),
+      };
+    } finally {
+      await engine?.destroy();
+      raw?.close();
+    }
+    rows.push(row);
+    onRow?.(row);
+  }
+  return rows;
+}
+
+/** Render rows as a Markdown table. */
+export function formatToolCallTable(rows: readonly ToolCallBenchRow[]): string {
+  const fmt = (n: number, digits = 4) => (Number.isFinite(n) ? n.toFixed(digits) : "–");
+  return [
+    "| engine | raw round trip | tool call median (ms) | raw median (ms) | ratio | target | 100 concurrent calls |",
+    "| --- | --- | ---: | ---: | ---: | --- | --- |",
+    ...rows.map((r) =>
+      r.skipped
+        ? `| ${r.engine} | ${r.primitive} | skipped: ${r.skipped} | | | ≤ 2× | |`
+        : `| ${r.engine} | ${r.primitive} | ${fmt(r.engineCallMs)} | ${fmt(r.rawCallMs)} | ${fmt(r.ratio, 2)}× | ≤ 2× | ${r.concurrentOk ? "correct" : "WRONG"} |`,
+    ),
+  ].join("\n");
+}
