@@ -35,6 +35,10 @@ export {
   type PermissionDecision,
   type PermissionRequest,
   permissionDeniedError,
+  type ToolAllowedDecision,
+  type ToolDeniedDecision,
+  type ToolPermissionDecision,
+  type ToolPermissionRequest,
 } from "./permission-checker/permission-checker.js";
 // Policy
 export {

@@ -1,5 +1,7 @@
 // Sandbox
 
+// Host tools (the facade's shapes)
+export type { ToolCallRecord, ToolCallStatus, ToolDefinition, ToolSet } from "@suaveplan/sandbox-tools";
 // Errors
 export { isVmSandboxError, SAND_VM_CODES, type SandVmCode, VmSandboxError } from "./errors/sand-vm-codes.js";
 export { PLUGIN_URL_PREFIX } from "./frozen-globals/bootstrap-source.js";

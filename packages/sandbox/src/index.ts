@@ -33,6 +33,20 @@ export type {
   SandboxResult,
   SandboxSuccess,
 } from "@suaveplan/sandbox-core/types";
+// Host tools ("code mode")
+export {
+  type ApproveToolCall,
+  defineTool,
+  type ToolApprovalRequest,
+  ToolCallError,
+  type ToolCallRecord,
+  type ToolCallStatus,
+  type ToolDefinition,
+  type ToolExecutionOptions,
+  type ToolLimits,
+  type ToolSet,
+  toolDeclarations,
+} from "@suaveplan/sandbox-tools";
 export {
   type CreateSandboxConfig,
   createSandbox,
@@ -49,17 +63,3 @@ export {
   type SandboxToolOptions,
   unregisterEngine,
 } from "./sandbox/index.js";
-// Host tools ("code mode")
-export {
-  type ApproveToolCall,
-  defineTool,
-  type ToolApprovalRequest,
-  ToolCallError,
-  type ToolCallRecord,
-  type ToolCallStatus,
-  type ToolDefinition,
-  type ToolExecutionOptions,
-  type ToolLimits,
-  type ToolSet,
-  toolDeclarations,
-} from "./tools/index.js";

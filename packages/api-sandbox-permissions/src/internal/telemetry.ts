@@ -2,9 +2,9 @@
 import { type Counter, type MeterProvider, metrics } from "@opentelemetry/api";
 
 /** Capabilities a denial is counted under. */
-export type PermissionCapability = "fs" | "fetch";
+export type PermissionCapability = "fs" | "fetch" | "tool";
 
-/** Name of the denial counter; attribute `capability` is `"fs"` or `"fetch"`. */
+/** Name of the denial counter; attribute `capability` is `"fs"`, `"fetch"` or `"tool"`. */
 export const PERMISSION_DENIED_METRIC = "plugin.permission_denied_total";
 
 const METER_NAME = "@suaveplan/api-sandbox-permissions";

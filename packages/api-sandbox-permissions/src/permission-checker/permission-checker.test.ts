@@ -139,6 +139,27 @@ describe("PermissionChecker fetch", () => {
   });
 });
 
+describe("PermissionChecker tools", () => {
+  it("grants only the exact tool names in policy.tools", async () => {
+    const c = checker({ tools: ["getWeather"] });
+    expect(c.checkTool("getWeather")).toEqual({
+      allowed: true,
+      capability: "tool",
+      tool: "getWeather",
+      rule: "getWeather",
+    });
+    expect(await c.check({ capability: "tool", tool: "getweather" })).toEqual({
+      allowed: false,
+      capability: "tool",
+      tool: "getweather",
+      reason: "no-matching-rule",
+      message: 'tool call "getweather" denied: no policy.tools entry grants it',
+    });
+    expect(checker({}).checkTool("getWeather").allowed).toBe(false);
+    expect(await metrics.read(PERMISSION_DENIED_METRIC, "capability")).toEqual({ tool: 2 });
+  });
+});
+
 describe("denial metric", () => {
   it("every denial increments plugin.permission_denied_total{capability}", async () => {
     const c = checker({ fs: [{ path: "allowed/**", access: "read" }], fetch: ["allowed.example"] });

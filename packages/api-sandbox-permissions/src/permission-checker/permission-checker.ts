@@ -36,8 +36,14 @@ export interface FetchPermissionRequest {
   readonly url: string | URL;
 }
 
+/** A call to the host tool `tool` (the guest's `tools.<tool>(…)`). */
+export interface ToolPermissionRequest {
+  readonly capability: "tool";
+  readonly tool: string;
+}
+
 /** Anything {@link PermissionChecker.check} accepts. */
-export type PermissionRequest = FsPermissionRequest | FetchPermissionRequest;
+export type PermissionRequest = FsPermissionRequest | FetchPermissionRequest | ToolPermissionRequest;
 
 /** An allowed fs request. Callers must operate on `canonicalPath`, not on the requested path. */
 export interface FsAllowedDecision {
@@ -78,12 +84,31 @@ export interface FetchDeniedDecision {
   readonly message: string;
 }
 
+/** An allowed tool call; `rule` is the `policy.tools` entry (the tool's name). */
+export interface ToolAllowedDecision {
+  readonly allowed: true;
+  readonly capability: "tool";
+  readonly tool: string;
+  readonly rule: string;
+}
+
+/** A denied tool call (`reason` is always `no-matching-rule`). */
+export interface ToolDeniedDecision {
+  readonly allowed: false;
+  readonly capability: "tool";
+  readonly tool: string;
+  readonly reason: DenialReason;
+  readonly message: string;
+}
+
 /** Outcome of an fs check. */
 export type FsPermissionDecision = FsAllowedDecision | FsDeniedDecision;
 /** Outcome of a fetch check. */
 export type FetchPermissionDecision = FetchAllowedDecision | FetchDeniedDecision;
+/** Outcome of a tool check. */
+export type ToolPermissionDecision = ToolAllowedDecision | ToolDeniedDecision;
 /** Outcome of any check: allowed, or denied with a reason. Checks never throw for a denial. */
-export type PermissionDecision = FsPermissionDecision | FetchPermissionDecision;
+export type PermissionDecision = FsPermissionDecision | FetchPermissionDecision | ToolPermissionDecision;
 
 /** Options of {@link PermissionChecker}. */
 export interface PermissionCheckerOptions {
@@ -94,8 +119,8 @@ export interface PermissionCheckerOptions {
 }
 
 /**
- * Checks fs and fetch requests against a declarative policy
- * `{ fs: [{ path, access: "read" | "write" }], fetch: ["host patterns"] }`.
+ * Checks fs, fetch and host-tool requests against a declarative policy
+ * `{ fs: [{ path, access: "read" | "write" }], fetch: ["host patterns"], tools: ["toolName"] }`.
  * Deny by default; `write` does not imply `read`. Every denial increments
  * `plugin.permission_denied_total{capability}` and is returned as a decision — `check` never throws
  * for a plain denial.
@@ -121,6 +146,7 @@ export class PermissionChecker {
   /** Check any request. Resolves a decision; never rejects for a denial. */
   async check(request: PermissionRequest): Promise<PermissionDecision> {
     if (request.capability === "fs") return this.checkFs(request.path, request.access);
+    if (request.capability === "tool") return this.checkTool(request.tool);
     return this.checkFetch(request.url);
   }
 
@@ -201,13 +227,31 @@ export class PermissionChecker {
     };
   }
 
+  /** Check one call to the host tool `tool`: granted only when `policy.tools` lists its exact name. Synchronous; never throws. */
+  checkTool(tool: string): ToolPermissionDecision {
+    const shown = typeof tool === "string" ? tool : String(tool);
+    if (typeof tool === "string" && this.policy.tools.includes(tool)) {
+      return { allowed: true, capability: "tool", tool, rule: tool };
+    }
+    this.#denied("tool");
+    return {
+      allowed: false,
+      capability: "tool",
+      tool: shown,
+      reason: "no-matching-rule",
+      message: `tool call ${JSON.stringify(shown)} denied: no policy.tools entry grants it`,
+    };
+  }
+
   #denied(capability: PermissionCapability): void {
     recordDenial(capability, this.#meterProvider);
   }
 }
 
 /** Turn a denied decision into a `PERMISSION_DENIED` {@link PermissionError} (for callers that must throw). */
-export function permissionDeniedError(decision: FsDeniedDecision | FetchDeniedDecision): PermissionError {
+export function permissionDeniedError(
+  decision: FsDeniedDecision | FetchDeniedDecision | ToolDeniedDecision,
+): PermissionError {
   return new PermissionError(PERMISSION_CODES.DENIED, decision.message, {
     details: { capability: decision.capability, reason: decision.reason },
   });

@@ -44,8 +44,19 @@ describe("permission policy validation", () => {
     });
   });
 
-  it("defaults both lists to empty (deny everything)", () => {
-    expect(resolvePermissionPolicy({}, "/")).toEqual({ fs: [], fetch: [] });
+  it("defaults every list to empty (deny everything)", () => {
+    expect(resolvePermissionPolicy({}, "/")).toEqual({ fs: [], fetch: [], tools: [] });
+  });
+
+  it("accepts tool names and names a bad one", () => {
+    expect(resolvePermissionPolicy({ tools: ["getWeather", "getWeather", "$x"] }, "/").tools).toEqual([
+      "getWeather",
+      "$x",
+    ]);
+    expect(failure({ tools: ["get-weather"] }).details).toEqual({
+      field: "policy.tools[0]",
+      reason: "is invalid: must be a tool name (a JavaScript identifier)",
+    });
   });
 
   it("formats field paths", () => {

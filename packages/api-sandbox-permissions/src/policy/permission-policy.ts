@@ -16,7 +16,12 @@ export const FsPermissionSchema = z.strictObject({
   access: z.enum(["read", "write"]),
 });
 
-/** Schema of a permission policy as written; both lists default to empty (deny everything). */
+/** A tool name as `policy.tools[]` grants it: a JavaScript identifier (what the guest calls as `tools.<name>`). */
+const ToolNameSchema = z
+  .string()
+  .regex(/^[A-Za-z_$][\w$]*$/, "must be a tool name (a JavaScript identifier)");
+
+/** Schema of a permission policy as written; every list defaults to empty (deny everything). */
 export const PermissionPolicySchema = z.strictObject({
   fs: z.array(FsPermissionSchema).default([]),
   fetch: z
@@ -30,15 +35,22 @@ export const PermissionPolicySchema = z.strictObject({
         }),
     )
     .default([]),
+  /** Host tools the plugin may call, by exact name (no patterns). */
+  tools: z.array(ToolNameSchema).default([]),
 });
 
-/** A permission policy as users write it, e.g. `{ fs: [{ path: "data/**", access: "read" }], fetch: ["api.example.com"] }`. */
+/**
+ * A permission policy as users write it, e.g.
+ * `{ fs: [{ path: "data/**", access: "read" }], fetch: ["api.example.com"], tools: ["getWeather"] }`.
+ */
 export type PermissionPolicyInput = z.input<typeof PermissionPolicySchema>;
 
 /** A validated policy with every rule compiled (canonical fs bases, normalised fetch hosts). */
 export interface ResolvedPermissionPolicy {
   readonly fs: readonly FsRule[];
   readonly fetch: readonly FetchRule[];
+  /** Granted tool names. */
+  readonly tools: readonly string[];
 }
 
 /** `["fs", 2, "access"]` → `policy.fs[2].access`. */
@@ -79,5 +91,5 @@ export function resolvePermissionPolicy(input: unknown, cwd: string): ResolvedPe
     }
   });
   const fetch = parsed.data.fetch.map((pattern) => compileFetchRule(pattern) as FetchRule);
-  return { fs, fetch };
+  return { fs, fetch, tools: [...new Set(parsed.data.tools)] };
 }

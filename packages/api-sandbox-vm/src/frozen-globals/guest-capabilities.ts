@@ -1,4 +1,4 @@
-import type { CrossingError, GuestKit } from "./guest-kit.js";
+import type { CrossingError, GuestKit, ToolCrossingError } from "./guest-kit.js";
 
 /**
  * GUEST REALM. Capability stubs installed as globals `fs` and `fetch` (when configured). Each call
@@ -6,6 +6,10 @@ import type { CrossingError, GuestKit } from "./guest-kit.js";
  * the host's answer arrives later through `kit.settle`, which resolves a guest promise with values
  * decoded into the guest realm. The host checks the `PermissionChecker` before any adapter runs,
  * so a denial arrives here as a `PERMISSION_DENIED` guest error.
+ *
+ * The frozen `tools` global (when the host configured tools) has one async function per tool,
+ * `tools.<name>(input)`, sent as capability `"tools.call"`; a failed call rejects with a guest
+ * `ToolError` (`name`, `tool`, `message`; plus `code` when the sandbox itself refused it).
  */
 export function installGuestCapabilities(kit: GuestKit): void {
   const pending = new Map<number, { resolve(value: unknown): void; reject(reason: unknown): void }>();
@@ -22,7 +26,11 @@ export function installGuestCapabilities(kit: GuestKit): void {
       return;
     }
     if (ok) entry.resolve(value);
-    else {
+    else if (typeof (value as ToolCrossingError).tool === "string") {
+      const crossing = value as ToolCrossingError;
+      const code = typeof crossing.code === "string" ? crossing.code : undefined;
+      entry.reject(kit.makeToolError(crossing.tool, String(crossing.message), code));
+    } else {
       const crossing = value as CrossingError;
       entry.reject(kit.makeError(String(crossing.code), String(crossing.message), crossing.name));
     }
@@ -70,6 +78,19 @@ export function installGuestCapabilities(kit: GuestKit): void {
         }>;
       },
     };
+  }
+
+  if (kit.config.tools.length > 0) {
+    const tools: Record<string, (input?: unknown) => Promise<unknown>> = Object.create(null);
+    for (const name of kit.config.tools) {
+      const call = {
+        [name](input?: unknown): Promise<unknown> {
+          return new Promise((resolve) => resolve(request("tools.call", [name, input])));
+        },
+      }[name] as (input?: unknown) => Promise<unknown>;
+      tools[name] = call;
+    }
+    kit.globals.tools = tools;
   }
 
   if (kit.config.capabilities.includes("fetch")) {

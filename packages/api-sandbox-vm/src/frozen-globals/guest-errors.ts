@@ -22,6 +22,20 @@ export function installGuestErrors(kit: GuestKit): void {
     raised.add(error);
     return error;
   };
+  class ToolError extends Error {
+    declare readonly tool: string;
+  }
+  define(ToolError.prototype, "name", { value: "ToolError", writable: true, configurable: true });
+  kit.hidden.push(ToolError, ToolError.prototype);
+  kit.makeToolError = (tool, message, code) => {
+    const error = new ToolError(message);
+    define(error, "tool", { value: tool, enumerable: true });
+    if (code !== undefined) {
+      define(error, "code", { value: code, enumerable: true });
+      raised.add(error);
+    }
+    return error;
+  };
   kit.isSandboxRaised = (value) => typeof value === "object" && value !== null && raised.has(value);
 
   kit.call = (op, a, b) => {

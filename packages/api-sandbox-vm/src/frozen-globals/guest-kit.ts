@@ -19,12 +19,23 @@ export interface CrossingError {
   name?: string;
 }
 
+/** A failed host-tool call as it crosses the membrane: becomes a guest `ToolError`. */
+export interface ToolCrossingError {
+  name: "ToolError";
+  tool: string;
+  message: string;
+  /** Only for a refusal by the sandbox itself (`PERMISSION_DENIED`, `SAND_VM_DISPOSED`). */
+  code?: string;
+}
+
 /** Static configuration handed to the bootstrap as JSON. */
 export interface GuestConfig {
   /** Capability globals to install: `"fs"`, `"fetch"`. */
   capabilities: string[];
   /** Identifier prefix of plugin modules (`sandbox:/plugin/`); stack frames elsewhere are hidden. */
   pluginUrlPrefix: string;
+  /** Host tool names: members of the frozen `tools` global (installed when non-empty). */
+  tools: string[];
 }
 
 /** Members the parts add to the kit, in install order. */
@@ -36,6 +47,8 @@ export interface GuestKit {
   // guest-errors
   makeError(code: string, message: string, name?: string): Error;
   isSandboxRaised(value: unknown): boolean;
+  /** A guest `ToolError` (`name`, `tool`, `message`; `code` only for a sandbox refusal). */
+  makeToolError(tool: string, message: string, code?: string): Error;
   // guest-codec
   encode(value: unknown, lenient?: boolean): string;
   decode(text: string): unknown;

@@ -9,6 +9,8 @@ export interface WorkerInit {
   timeoutMs: number;
   /** Capability globals to install (`"fs"`, `"fetch"`). */
   capabilities: string[];
+  /** Host tool names (members of the guest's frozen `tools` global). */
+  tools: string[];
 }
 
 /** A host-side failure described as data. */

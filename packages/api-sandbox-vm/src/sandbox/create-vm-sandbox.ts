@@ -3,6 +3,7 @@ import { formatWithOptions } from "node:util";
 import { Worker } from "node:worker_threads";
 import { PermissionChecker, type PermissionCode, PermissionError } from "@suaveplan/api-sandbox-permissions";
 import type { LogLevel } from "@suaveplan/sandbox-core/types";
+import type { ToolCallRecord } from "@suaveplan/sandbox-tools";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
 import type { FromWorker, ToWorker, WorkerInit } from "../internal/protocol.js";
 import {
@@ -16,6 +17,7 @@ import {
   installCapabilityProxies,
   toCrossingError,
 } from "../proxies/install-capability-proxies.js";
+import { createVmToolHost, toolCrossingError, type VmToolHost } from "../tools/vm-tool-host.js";
 import {
   type ResolvedVmSandboxOptions,
   resolveVmSandboxOptions,
@@ -51,6 +53,12 @@ export interface VmSandboxHandle extends AsyncDisposable {
    * `SAND_VM_*`/`PERMISSION_*` code) when the plugin throws, `SAND_VM_DISPOSED` after dispose.
    */
   call(name: string, ...args: unknown[]): Promise<unknown>;
+  /**
+   * The journal: every `tools.<name>(…)` call the plugin made so far, in call order (copies) —
+   * `{ id, tool, input, output | error, ok, status, durationMs }`, the facade's `ToolCallRecord`.
+   * `status` is `denied` for a call `policy.tools` refused.
+   */
+  calls(): ToolCallRecord[];
   /** Terminate the worker (releasing the context), reject in-flight calls and proxy calls with `SAND_VM_DISPOSED`. Idempotent: later calls return the same promise. */
   dispose(): Promise<void>;
 }
@@ -108,6 +116,16 @@ function hostErrorFrom(thrown: unknown, where: string): Error {
   );
 }
 
+function isToolCrossing(value: unknown): value is ReturnType<typeof toolCrossingError> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !(value instanceof Error) &&
+    (value as { name?: unknown }).name === "ToolError" &&
+    typeof (value as { tool?: unknown }).tool === "string"
+  );
+}
+
 class VmSandbox implements VmSandboxHandle {
   readonly capabilities = CAPABILITIES;
   exports: Readonly<Record<string, (...args: unknown[]) => Promise<unknown>>> = Object.freeze({});
@@ -116,6 +134,7 @@ class VmSandbox implements VmSandboxHandle {
   readonly #worker: Worker;
   readonly #options: ResolvedVmSandboxOptions;
   readonly #proxies: CapabilityProxies;
+  readonly #tools: VmToolHost;
   readonly #pending = new Map<number, PendingCall>();
   #callSeq = 0;
   #loading = true;
@@ -124,10 +143,16 @@ class VmSandbox implements VmSandboxHandle {
   #disposal: Promise<void> | undefined;
   #stderrTail = "";
 
-  constructor(worker: Worker, options: ResolvedVmSandboxOptions, proxies: CapabilityProxies) {
+  constructor(
+    worker: Worker,
+    options: ResolvedVmSandboxOptions,
+    proxies: CapabilityProxies,
+    tools: VmToolHost,
+  ) {
     this.#worker = worker;
     this.#options = options;
     this.#proxies = proxies;
+    this.#tools = tools;
     this.ready = new Promise<void>((resolve, reject) => {
       this.#settleReady = { resolve, reject };
     });
@@ -235,6 +260,10 @@ class VmSandbox implements VmSandboxHandle {
     });
   }
 
+  calls(): ToolCallRecord[] {
+    return this.#tools.calls();
+  }
+
   dispose(): Promise<void> {
     if (this.#disposal === undefined) {
       this.#disposal = this.#teardown(new VmSandboxError(SAND_VM_CODES.DISPOSED, "the sandbox was disposed"));
@@ -256,6 +285,7 @@ class VmSandbox implements VmSandboxHandle {
     }
     this.#pending.clear();
     this.#proxies.dispose();
+    this.#tools.dispose();
     return this.#worker.terminate().then(
       () => undefined,
       () => undefined,
@@ -275,7 +305,8 @@ class VmSandbox implements VmSandboxHandle {
   /** Keep the process alive only while something waits on the plugin. */
   #updateRef(): void {
     if (this.#disposal !== undefined) return;
-    if (this.#loading || this.#pending.size > 0 || this.#proxies.inFlight > 0) this.#worker.ref();
+    if (this.#loading || this.#pending.size > 0 || this.#proxies.inFlight > 0 || this.#tools.inFlight > 0)
+      this.#worker.ref();
     else this.#worker.unref();
   }
 
@@ -350,6 +381,7 @@ class VmSandbox implements VmSandboxHandle {
   }
 
   #onCapability(id: number, op: string, payload: string): void {
+    const isTool = op === "tools.call";
     let args: unknown[];
     try {
       args = decodeGuestValue(payload) as unknown[];
@@ -357,8 +389,11 @@ class VmSandbox implements VmSandboxHandle {
       this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) });
       return;
     }
-    this.#proxies
-      .call(op, Array.isArray(args) ? args : [])
+    if (!Array.isArray(args)) args = [];
+    const tool = isTool ? String(args[0]) : "";
+    const crossing = isTool ? (error: unknown) => toolCrossingError(error, tool) : toCrossingError;
+    const running = isTool ? this.#tools.call(args[0], args[1]) : this.#proxies.call(op, args);
+    running
       .finally(() => this.#updateRef())
       .then(
         (value) => {
@@ -366,13 +401,16 @@ class VmSandbox implements VmSandboxHandle {
           try {
             encoded = encodeHostValue(value);
           } catch (error) {
-            this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) });
+            this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(crossing(error)) });
             return;
           }
           this.#post({ t: "cap.result", id, ok: true, payload: encoded });
         },
-        (error: unknown) =>
-          this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(toCrossingError(error)) }),
+        (error: unknown) => {
+          // The tool host rejects with ready crossing data; a capability proxy with an error.
+          const wire = isTool && isToolCrossing(error) ? error : crossing(error);
+          this.#post({ t: "cap.result", id, ok: false, payload: encodeHostValue(wire) });
+        },
       );
     this.#updateRef();
   }
@@ -410,11 +448,13 @@ export async function createVmSandbox(options: VmSandboxOptions): Promise<VmSand
           cwd: dirname(resolved.pluginModulePath),
           ...(resolved.meterProvider === undefined ? {} : { meterProvider: resolved.meterProvider }),
         });
+  const tools = createVmToolHost({ checker, tools: resolved.tools });
   const proxies = installCapabilityProxies({ checker, proxies: resolved.proxies });
   const init: WorkerInit = {
     pluginModulePath: resolved.pluginModulePath,
     timeoutMs: resolved.timeoutMs,
     capabilities: [...proxies.installed],
+    tools: [...tools.names],
   };
   const worker = new Worker(vmWorkerUrl(), {
     workerData: init,
@@ -424,7 +464,7 @@ export async function createVmSandbox(options: VmSandboxOptions): Promise<VmSand
     stderr: true,
     resourceLimits: { maxOldGenerationSizeMb: resolved.memoryLimitMb },
   });
-  const sandbox = new VmSandbox(worker, resolved, proxies);
+  const sandbox = new VmSandbox(worker, resolved, proxies, tools);
   try {
     await sandbox.ready;
   } catch (error) {

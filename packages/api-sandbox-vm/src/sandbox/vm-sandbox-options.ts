@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { MeterProvider } from "@opentelemetry/api";
 import type { PermissionChecker, PermissionPolicyInput } from "@suaveplan/api-sandbox-permissions";
 import { type LogEntry, MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
+import type { ToolSet } from "@suaveplan/sandbox-tools";
 import { SAND_VM_CODES, VmSandboxError } from "../errors/sand-vm-codes.js";
 import type { VmSandboxProxies } from "../proxies/install-capability-proxies.js";
 
@@ -16,6 +17,13 @@ export interface VmSandboxOptions {
   policy: PermissionPolicyInput | PermissionChecker;
   /** Which capability globals to install and with which host adapters. Default: both, real adapters. */
   proxies?: VmSandboxProxies;
+  /**
+   * Host tools the plugin calls as `await tools.<name>(input)` (the Vercel AI SDK `tool()` shape:
+   * `description`, `inputSchema` (zod 4 or JSON Schema), `outputSchema?`,
+   * `execute(input, { abortSignal, toolCallId })`). Each call is checked against `policy.tools`
+   * first, then validated, then run; see `calls()` for the journal. Default: none (no `tools` global).
+   */
+  tools?: ToolSet;
   /**
    * Time budget in ms (default 5000) for loading the plugin and for each call, and the longest
    * plugin code may run without yielding; exceeding the latter stops and disposes the sandbox.
@@ -34,6 +42,7 @@ export interface ResolvedVmSandboxOptions {
   pluginModulePath: string;
   policy: PermissionPolicyInput | PermissionChecker;
   proxies: VmSandboxProxies;
+  tools: ToolSet | undefined;
   timeoutMs: number;
   memoryLimitMb: number;
   onLog: ((entry: LogEntry) => void) | undefined;
@@ -65,6 +74,7 @@ export function resolveVmSandboxOptions(input: unknown): ResolvedVmSandboxOption
     "pluginModulePath",
     "policy",
     "proxies",
+    "tools",
     "timeoutMs",
     "memoryLimitMb",
     "onLog",
@@ -102,12 +112,15 @@ export function resolveVmSandboxOptions(input: unknown): ResolvedVmSandboxOption
   if (typeof memoryLimitMb !== "number" || !Number.isInteger(memoryLimitMb) || memoryLimitMb < 8) {
     throw invalid("options.memoryLimitMb", `must be an integer >= 8 (got ${String(o.memoryLimitMb)})`);
   }
+  if (o.tools !== undefined && (typeof o.tools !== "object" || o.tools === null))
+    throw invalid("options.tools", "must be an object of tool definitions");
   if (o.onLog !== undefined && typeof o.onLog !== "function")
     throw invalid("options.onLog", "must be a function");
   return {
     pluginModulePath: isAbsolute(o.pluginModulePath) ? o.pluginModulePath : resolve(o.pluginModulePath),
     policy: o.policy as PermissionPolicyInput | PermissionChecker,
     proxies: proxies as VmSandboxProxies,
+    tools: o.tools as ToolSet | undefined,
     timeoutMs,
     memoryLimitMb,
     onLog: o.onLog as ((entry: LogEntry) => void) | undefined,

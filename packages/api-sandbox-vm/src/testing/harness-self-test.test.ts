@@ -18,6 +18,7 @@ async function answersUndefined(options: VmSandboxOptions): Promise<VmSandboxHan
       return real.disposed;
     },
     call: async () => undefined,
+    calls: () => real.calls(),
     dispose: () => real.dispose(),
     [Symbol.asyncDispose]: () => real.dispose(),
   };

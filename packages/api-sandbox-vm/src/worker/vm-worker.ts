@@ -174,7 +174,11 @@ async function main(): Promise<void> {
   const bootstrap = new Script(buildBootstrapSource(), { filename: "sandbox:/bootstrap" }).runInContext(
     context,
   );
-  const config = JSON.stringify({ capabilities: init.capabilities, pluginUrlPrefix: PLUGIN_URL_PREFIX });
+  const config = JSON.stringify({
+    capabilities: init.capabilities,
+    pluginUrlPrefix: PLUGIN_URL_PREFIX,
+    tools: init.tools,
+  });
   const api = apply(bootstrap as (...args: unknown[]) => unknown, undefined, [
     bridge,
     config,

@@ -57,7 +57,15 @@ describe.each(ENGINES)("host tools through createSandbox (%s)", (engine) => {
     let handled = 0;
     const sandbox = sandboxOf({
       engine,
-      tools: { getWeather: { ...weather, execute: async () => ((handled += 1), { tempC: 0 }) } },
+      tools: {
+        getWeather: {
+          ...weather,
+          execute: async () => {
+            handled += 1;
+            return { tempC: 0 };
+          },
+        },
+      },
     });
     const r = await sandbox.execute(
       "let seen; try { await tools.getWeather({ city: 7 }); } catch (e) { seen = [e.name, e.tool, e.message]; } seen",
@@ -125,7 +133,15 @@ describe.each(ENGINES)("host tools through createSandbox (%s)", (engine) => {
     let ticks = 0;
     const sandbox = sandboxOf({
       engine,
-      tools: { tick: { inputSchema: z.undefined(), execute: async () => (ticks += 1) } },
+      tools: {
+        tick: {
+          inputSchema: z.undefined(),
+          execute: async () => {
+            ticks += 1;
+            return ticks;
+          },
+        },
+      },
     });
     for await (const chunk of sandbox.executeStream("console.log('go'); for (;;) { await tools.tick(); }")) {
       if (chunk.type === "log") break;

@@ -43,7 +43,7 @@ import {
   type ToolRunner,
   type ToolSet,
   toolDeclarations,
-} from "../tools/index.js";
+} from "@suaveplan/sandbox-tools";
 import { type EngineFactory, engineLoader } from "./engine-registry.js";
 import { functionCallSource } from "./function-source.js";
 import { ModuleSyncedEngine } from "./module-synced-engine.js";
