@@ -93,7 +93,7 @@ const raws: Record<BuiltinEngineName, { primitive: string; make: () => Promise<R
       return {
         run: async (n) => {
           await context.evalClosure(
-            `for (let i = 0; i < ${n}; i++) await $0.apply(undefined, [i], { result: { promise: true } });`,
+            `return (async () => { for (let i = 0; i < ${n}; i++) await $0.apply(undefined, [i], { result: { promise: true } }); })();`,
             [host],
             { arguments: { reference: true }, result: { promise: true } },
           );

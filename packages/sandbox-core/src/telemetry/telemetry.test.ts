@@ -61,7 +61,7 @@ afterEach(async () => {
 });
 
 describe("telemetry", () => {
-  it("exports six instruments, six recorders and the tool-call span", () => {
+  it("exports six instruments, six recorders, the execution span and the tool-call span", () => {
     expect(Object.keys(telemetry).sort()).toEqual([
       "SANDBOX_METER_NAME",
       "SANDBOX_METRIC_NAMES",
@@ -82,6 +82,7 @@ describe("telemetry", () => {
       "sandboxRuleBlocksCounter",
       "sandboxToolCallDurationHistogram",
       "sandboxToolCallsCounter",
+      "startExecutionSpan",
       "startToolCallSpan",
     ]);
     expect(typeof telemetry.sandboxExecutionsCounter.add).toBe("function");

@@ -154,6 +154,18 @@ class IsolateRealm implements GuestRealm {
   /** Take a fresh context, run the realm script and the kernel in it (no guest code yet), keep `enter`. */
   private async setUp(): Promise<RealmStatus> {
     const { slot, factory, maxTimers, maxTimerCreations } = this.options;
+    slot.kernelLimits = { maxTimers, maxTimerCreations };
+    // A kernel installed while the slot was idle: the fixed cost is off the caller's path.
+    const prepared = slot.takeKernel({ maxTimers, maxTimerCreations });
+    if (prepared !== undefined) {
+      this.context = prepared.context;
+      this.enterRef = prepared.enterRef;
+      prepared.bind(this.bridge);
+      if (this.disposing) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+      this.heapBefore = this.heapUsed();
+      this.cpuBefore = this.cpuTime();
+      return OK;
+    }
     const handles: IsolateReference[] = [];
     try {
       const fresh = slot.takeContext();

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { buildKernelSource } from "@suaveplan/sandbox-guest";
+import { buildKernelSource, type KernelBridge, kernelConfig } from "@suaveplan/sandbox-guest";
 import type {
   IsolateContext,
   IsolateFactory,
   IsolateHandle,
+  IsolateReference,
   IsolateScript,
 } from "../isolate-factory/isolate-factory.js";
 import { REALM_SOURCE } from "./realm-entry.js";
@@ -31,8 +32,27 @@ let kernelSource: string | undefined;
  *
  * @internal
  */
+/** Timer limits a kernel is installed with; a prepared kernel serves only an execution with the same. */
+export interface KernelLimits {
+  readonly maxTimers: number;
+  readonly maxTimerCreations: number;
+}
+
+/** A fresh context with the kernel already installed, made while the slot was idle; single-use. */
+export interface PreparedKernel {
+  readonly context: IsolateContext;
+  /** The kernel's `enter` function. */
+  readonly enterRef: IsolateReference;
+  readonly limits: KernelLimits;
+  /** Point the kernel's bridge at the execution that takes this kernel. */
+  bind(bridge: KernelBridge): void;
+}
+
 export class IsolateSlot {
   private spare: IsolateContext | undefined;
+  private spareKernel: PreparedKernel | undefined;
+  /** The limits of the last execution: what the next spare kernel is installed with. */
+  kernelLimits: KernelLimits | undefined;
   private sparePending: Promise<void> | undefined;
   private spareTimer: NodeJS.Immediate | undefined;
 
@@ -42,6 +62,7 @@ export class IsolateSlot {
     readonly kernel: IsolateScript,
     /** Heap limit, in MiB. */
     readonly memoryLimitMiB: number,
+    private readonly factory: IsolateFactory,
   ) {}
 
   /** Create the isolate and compile its scripts once. */
@@ -51,7 +72,7 @@ export class IsolateSlot {
       kernelSource ??= buildKernelSource(BINDING);
       const realm = isolate.compileScriptSync(REALM_SOURCE, { filename: "suaveplan:realm" });
       const kernel = isolate.compileScriptSync(kernelSource, { filename: "suaveplan:kernel" });
-      return new IsolateSlot(isolate, realm, kernel, memoryLimitMiB);
+      return new IsolateSlot(isolate, realm, kernel, memoryLimitMiB, factory);
     } catch (error) {
       isolate.dispose();
       throw error;
@@ -65,7 +86,8 @@ export class IsolateSlot {
 
   /** Start preparing a spare context once the event loop turns (the slot went idle). */
   prepareSpare(): void {
-    if (this.spare !== undefined || this.sparePending !== undefined || this.spareTimer !== undefined) return;
+    if (this.spare !== undefined || this.spareKernel !== undefined) return;
+    if (this.sparePending !== undefined || this.spareTimer !== undefined) return;
     if (!this.healthy) return;
     this.spareTimer = setImmediate(() => {
       this.spareTimer = undefined;
@@ -73,14 +95,68 @@ export class IsolateSlot {
       this.sparePending = this.isolate.createContext().then(
         (context) => {
           this.sparePending = undefined;
-          if (this.healthy) this.spare = context;
-          else releaseQuietly(context);
+          if (!this.healthy) {
+            releaseQuietly(context);
+            return;
+          }
+          const limits = this.kernelLimits;
+          const installed = limits === undefined ? undefined : this.installKernel(context, limits);
+          if (installed !== undefined) this.spareKernel = installed;
+          else this.spare = context;
         },
         () => {
           this.sparePending = undefined;
         },
       );
     });
+  }
+
+  /**
+   * The prepared kernel, when one is ready and was installed with `limits`;
+   * otherwise undefined (a mismatched one is released).
+   */
+  takeKernel(limits: KernelLimits): PreparedKernel | undefined {
+    const prepared = this.spareKernel;
+    if (prepared === undefined) return undefined;
+    this.spareKernel = undefined;
+    if (
+      prepared.limits.maxTimers === limits.maxTimers &&
+      prepared.limits.maxTimerCreations === limits.maxTimerCreations
+    ) {
+      return prepared;
+    }
+    releaseQuietly(prepared.enterRef);
+    releaseQuietly(prepared.context);
+    return undefined;
+  }
+
+  /** Run the realm script and the kernel in `context` (no guest code), with a bridge bound later. */
+  private installKernel(context: IsolateContext, limits: KernelLimits): PreparedKernel | undefined {
+    const handles: IsolateReference[] = [];
+    try {
+      let target: KernelBridge = () => undefined;
+      const createEnter = this.realm.runSync(context, { reference: true });
+      handles.push(createEnter);
+      const install = this.kernel.runSync(context, { reference: true });
+      handles.push(install);
+      const callback = this.factory.createCallback((op, a, b, c) => target(op as string, a, b, c));
+      const config = JSON.stringify(kernelConfig(limits));
+      const enterRef = createEnter.applySync(undefined, [install.derefInto(), callback, config], {
+        result: { reference: true },
+      }) as IsolateReference;
+      return {
+        context,
+        enterRef,
+        limits,
+        bind(bridge) {
+          target = bridge;
+        },
+      };
+    } catch {
+      return undefined;
+    } finally {
+      for (const handle of handles) releaseQuietly(handle);
+    }
   }
 
   /** A fresh, never-used context: the spare when one is ready, otherwise a new one. */
@@ -109,6 +185,11 @@ export class IsolateSlot {
       releaseQuietly(this.spare);
       this.spare = undefined;
     }
+    if (this.spareKernel !== undefined) {
+      releaseQuietly(this.spareKernel.enterRef);
+      releaseQuietly(this.spareKernel.context);
+      this.spareKernel = undefined;
+    }
     if (this.isolate.isDisposed) return;
     try {
       this.isolate.dispose();
@@ -118,9 +199,9 @@ export class IsolateSlot {
   }
 }
 
-function releaseQuietly(context: IsolateContext): void {
+function releaseQuietly(handle: { release(): void }): void {
   try {
-    context.release();
+    handle.release();
   } catch {
     // The isolate is gone; so is the context.
   }
