@@ -89,13 +89,12 @@ const raws: Record<BuiltinEngineName, { primitive: string; make: () => Promise<R
       const ivm = createRequire(import.meta.url)("isolated-vm") as IsolatedVmLike;
       const isolate = new ivm.Isolate({ memoryLimit: 64 });
       const context = isolate.createContextSync();
-      const host = new ivm.Reference(async (x: number) => x);
+      context.global.setSync("echo", new ivm.Reference(async (x: number) => x));
       return {
         run: async (n) => {
-          await context.evalClosure(
-            `return (async () => { for (let i = 0; i < ${n}; i++) await $0.apply(undefined, [i], { result: { promise: true } }); })();`,
-            [host],
-            { arguments: { reference: true }, result: { promise: true } },
+          await context.eval(
+            `(async () => { for (let i = 0; i < ${n}; i++) await echo.apply(undefined, [i], { result: { promise: true } }); })()`,
+            { promise: true },
           );
         },
         close: () => isolate.dispose(),
@@ -109,7 +108,8 @@ interface IsolatedVmLike {
     memoryLimit: number;
   }) => {
     createContextSync(): {
-      evalClosure(code: string, args: unknown[], options: Record<string, unknown>): Promise<unknown>;
+      global: { setSync(name: string, value: unknown): void };
+      eval(code: string, options: Record<string, unknown>): Promise<unknown>;
     };
     dispose(): void;
   };
