@@ -22,6 +22,7 @@ export {
   DEFAULT_MAX_CALL_BYTES,
   DEFAULT_MAX_LOG_LINES,
   DEFAULT_MAX_TIMERS,
+  driverPlanOf,
   type ExecutionRequest,
   type RequestDefaults,
   TIMER_CREATIONS_PER_PENDING,

@@ -11,7 +11,7 @@ import {
   type SandboxOptions,
 } from "@suaveplan/sandbox-core/types";
 import { createHostCodec } from "../codec/install-codec.js";
-import type { SourceModule } from "../driver/guest-driver.js";
+import type { DriverPlan, SourceModule } from "../driver/guest-driver.js";
 import { described } from "../outcome/to-sandbox-result.js";
 import type { ModuleRegistry } from "./module-registry.js";
 import { refuseDynamicImport } from "./refuse-dynamic-import.js";
@@ -178,4 +178,27 @@ function encodeContext(context: unknown, maxBytes: number): string | SandboxFail
 export function withoutCode(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return withoutErrorCode(message);
+}
+
+/** The driver's plan for one request: its limits and payload, plus the hooks of the engine running it. */
+export function driverPlanOf(
+  request: ExecutionRequest,
+  hooks: Pick<DriverPlan, "onLog" | "onCall"> = {},
+): DriverPlan {
+  return {
+    timeoutMs: request.timeoutMs,
+    maxOutputSize: request.maxOutputSize,
+    maxLogLines: request.maxLogLines,
+    maxTimers: request.maxTimers,
+    maxTimerCreations: request.maxTimerCreations,
+    maxResultBytes: request.maxResultBytes,
+    maxCallBytes: request.maxCallBytes,
+    shift: request.shift,
+    tools: request.tools,
+    contextText: request.contextText,
+    modulesText: request.modulesText,
+    sourceModules: request.sourceModules,
+    onLog: hooks.onLog,
+    onCall: hooks.onCall,
+  };
 }

@@ -1,7 +1,7 @@
 import type { Script } from "node:vm";
 import type { LogEntry } from "@suaveplan/sandbox-core/types";
 import { GuestDriver } from "../driver/guest-driver.js";
-import type { ExecutionRequest } from "../host/execution-request.js";
+import { driverPlanOf, type ExecutionRequest } from "../host/execution-request.js";
 import type { GuestCall } from "../protocol/protocol.js";
 import { createVmRealm, type PreparedVmRealm } from "./vm-realm.js";
 
@@ -26,22 +26,7 @@ export interface VmExecutionHooks {
  */
 export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHooks = {}): GuestDriver {
   return new GuestDriver(
-    {
-      timeoutMs: request.timeoutMs,
-      maxOutputSize: request.maxOutputSize,
-      maxLogLines: request.maxLogLines,
-      maxTimers: request.maxTimers,
-      maxTimerCreations: request.maxTimerCreations,
-      maxResultBytes: request.maxResultBytes,
-      maxCallBytes: request.maxCallBytes,
-      shift: request.shift,
-      tools: request.tools,
-      contextText: request.contextText,
-      modulesText: request.modulesText,
-      sourceModules: request.sourceModules,
-      onLog: hooks.onLog,
-      onCall: hooks.onCall,
-    },
+    driverPlanOf(request, { onLog: hooks.onLog, onCall: hooks.onCall }),
     createVmRealm({
       code: request.code,
       script: hooks.script,

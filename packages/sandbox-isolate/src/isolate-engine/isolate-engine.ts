@@ -12,13 +12,13 @@ import {
 import {
   answerCall,
   buildExecutionRequest,
+  driverPlanOf,
   GuestDriver,
   ModuleRegistry,
   type RequestDefaults,
   toSandboxResult,
   withoutCode,
 } from "@suaveplan/sandbox-guest";
-import { driverPlan } from "../internal/driver-plan.js";
 import { IsolatePool } from "../internal/isolate-pool.js";
 import { createIsolateRealm } from "../internal/isolate-realm.js";
 import type { IsolateSlot } from "../internal/isolate-slot.js";
@@ -150,7 +150,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     const driver = new GuestDriver(
       // The isolate enforces whole MiB; a result may cost the host as much.
       {
-        ...driverPlan(request, built.onLog),
+        ...driverPlanOf(request, { onLog: built.onLog }),
         maxResultBytes: slot.memoryLimitMiB * MIB,
         onCall:
           hostCalls === undefined
