@@ -61,6 +61,26 @@ afterEach(async () => {
 });
 
 describe("telemetry", () => {
+  it("exports four instruments and four recorders", () => {
+    // The seed's four execution instruments and recorders (the tool-call ones are checked below).
+    expect(
+      [
+        telemetry.sandboxExecutionsCounter,
+        telemetry.sandboxRuleBlocksCounter,
+        telemetry.sandboxPoolAcquisitionsCounter,
+        telemetry.sandboxExecutionDurationHistogram,
+      ].map((instrument) => typeof instrument),
+    ).toEqual(["object", "object", "object", "object"]);
+    expect(
+      [
+        telemetry.recordExecution,
+        telemetry.recordRuleBlock,
+        telemetry.recordPoolAcquisition,
+        telemetry.recordDuration,
+      ].map((recorder) => typeof recorder),
+    ).toEqual(["function", "function", "function", "function"]);
+  });
+
   it("exports six instruments, six recorders, the execution span and the tool-call span", () => {
     expect(Object.keys(telemetry).sort()).toEqual([
       "SANDBOX_METER_NAME",
