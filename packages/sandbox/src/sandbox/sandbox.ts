@@ -1,7 +1,7 @@
 import { context as otelContext } from "@opentelemetry/api";
 import { type AuditEntry, AuditLogger, type AuditStatistics } from "@suaveplan/sandbox-core/audit-logger";
 import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
-import { SANDBOX_CODES, SandboxError, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { ModuleResolver } from "@suaveplan/sandbox-core/module-resolver";
 import { SandboxPool } from "@suaveplan/sandbox-core/pool";
 import { ResourceLimiter, truncateOutput } from "@suaveplan/sandbox-core/resource-limiter";
@@ -30,7 +30,7 @@ import {
   type SandboxOptions,
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
-import { checkExecutionInput } from "@suaveplan/sandbox-guest";
+import { checkExecutionInput, withoutCode } from "@suaveplan/sandbox-guest";
 import {
   type ApproveToolCall,
   createToolRunner,
@@ -224,7 +224,7 @@ class SandboxFacade implements Sandbox {
     } catch (error) {
       const failed = failure(
         error instanceof SandboxError ? error.code : SANDBOX_CODES.INVALID_OPTIONS,
-        withoutCode(error instanceof Error ? error.message : String(error)),
+        withoutCode(error),
       );
       return { ...failed, calls: [] };
     }
@@ -233,7 +233,7 @@ class SandboxFacade implements Sandbox {
       runner === undefined ? checked.options : { ...checked.options, hostCalls: runner };
     let result: SandboxResult;
     try {
-      result = await context_with(span, () => this.run(checked.code, context ?? {}, engineOptions));
+      result = await inSpan(span, () => this.run(checked.code, context ?? {}, engineOptions));
     } finally {
       // Whatever ended the run (result, timeout, cancel, memory), pending calls are aborted and their answers dropped.
       runner?.abortAll("the execution ended");
@@ -473,16 +473,11 @@ class SandboxFacade implements Sandbox {
 type RunOutcome = SandboxResult;
 
 /** Run `fn` with the execution's span active, so tool-call spans (and the handlers' own) are its children. */
-function context_with<T>(span: ExecutionSpan, fn: () => Promise<T>): Promise<T> {
+function inSpan<T>(span: ExecutionSpan, fn: () => Promise<T>): Promise<T> {
   return otelContext.with(span.context, fn);
 }
 
 /** What the audit log keeps of tool calls: names and outcomes, never inputs or outputs. */
 function auditedCalls(calls: readonly ToolCallRecord[]): { tool: string; status: string }[] {
   return calls.map((call) => ({ tool: call.tool, status: call.status }));
-}
-
-/** An error's message without the trailing `(SANDBOX_…)` code, to be re-coded by `failure`. */
-function withoutCode(message: string): string {
-  return withoutErrorCode(message);
 }
