@@ -90,7 +90,13 @@ class IsolateRealm implements GuestRealm {
     try {
       // The kernel evaluates the code (so what it throws stays a guest value); compiling it
       // here first is how a syntax error gets its line and column, which eval does not report.
-      this.options.slot.isolate.compileScriptSync(this.options.code, { filename: GUEST_FILENAME }).release();
+      // Whether code parses does not depend on the isolate: code seen to compile is not compiled again.
+      if (!COMPILES.has(this.options.code)) {
+        this.options.slot.isolate
+          .compileScriptSync(this.options.code, { filename: GUEST_FILENAME })
+          .release();
+        rememberCompiles(this.options.code);
+      }
     } catch (error) {
       const record = syntaxRecord(error);
       return {
@@ -287,6 +293,21 @@ class IsolateRealm implements GuestRealm {
     this.enterRef = undefined;
     this.context = undefined;
     this.options.onRelease(slot, slot.healthy && !this.disposedHere);
+  }
+}
+
+/** Recently seen code that compiles (least recently added first out). */
+const COMPILES = new Set<string>();
+const COMPILES_SIZE = 128;
+/** Longer code is checked every time: keeping its text would cost more than the parse. */
+const COMPILES_MAX_LENGTH = 16_384;
+
+function rememberCompiles(code: string): void {
+  if (code.length > COMPILES_MAX_LENGTH) return;
+  COMPILES.add(code);
+  if (COMPILES.size > COMPILES_SIZE) {
+    const oldest = COMPILES.values().next();
+    if (!oldest.done) COMPILES.delete(oldest.value);
   }
 }
 
