@@ -64,6 +64,10 @@ port.on("message", (message: HostMessage) => {
               : JSON.stringify({ name: "Error", message: "the host call could not be sent" });
           },
     prepared,
+    // The first evaluation runs under node's watchdog; timer callbacks and call replies do not
+    // (a watchdog thread per entry would cost more than the call): a worker stuck in one does not
+    // report, and the host terminates it at the deadline plus its backstop grace.
+    callbackWatchdog: false,
   });
   driver = running;
   prepared = undefined;

@@ -433,6 +433,28 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
   },
   {
     group: "timeouts",
+    name: "ends a synchronous loop in a timer callback or after a host call's reply with SANDBOX_TIMEOUT",
+    requires: "boundsAsyncWork",
+    async run(env) {
+      const engine = await env.engine();
+      const timeout = env.options.shortTimeoutMs;
+      const inTimer = await expectFailure(
+        engine,
+        "setTimeout(() => { for (;;) {} }, 0); new Promise(() => {})",
+        TIMEOUT,
+        { timeout },
+      );
+      const afterReply = await expectFailure(engine, "await tools.ping(); for (;;) {}", TIMEOUT, {
+        timeout,
+        hostCalls: { names: ["ping"], call: async () => "pong" },
+      });
+      const message = `Execution timed out after ${timeout} ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)`;
+      expect([inTimer.error, afterReply.error]).toEqual([message, message]);
+      await expectValue(engine, "'usable'", "usable");
+    },
+  },
+  {
+    group: "timeouts",
     name: "ends never-settling promises and outliving timers with SANDBOX_TIMEOUT",
     requires: "boundsAsyncWork",
     async run(env) {

@@ -121,6 +121,7 @@ describe("runEngineConformance self-test", () => {
       "boundsAsyncWork",
       "boundsAsyncWork",
       "boundsAsyncWork",
+      "boundsAsyncWork",
       "enforcesMemoryLimit",
       "streamsLogs",
       "abortsRunningCode",

@@ -193,6 +193,23 @@ export function installCodec(kit: KernelKit): void {
 
   type TypedArrayCtor = new (buffer: ArrayBuffer) => ArrayBufferView;
   const typedArrays = setPrototypeOf({}, null) as Record<string, [TypedArrayCtor, number] | undefined>;
+  // Named directly, not read as `globalThis[name]`: a keyed read of a vm context's global costs
+  // a call into node per name, and this runs for every fresh context.
+  const Float16ArrayCtor = (globalThis as { Float16Array?: TypedArrayCtor }).Float16Array;
+  const typedCtors = [
+    Int8Array,
+    Uint8Array,
+    Uint8ClampedArray,
+    Int16Array,
+    Uint16Array,
+    Int32Array,
+    Uint32Array,
+    Float16ArrayCtor,
+    Float32Array,
+    Float64Array,
+    BigInt64Array,
+    BigUint64Array,
+  ] as unknown as ((TypedArrayCtor & { BYTES_PER_ELEMENT: number; name: string }) | undefined)[];
   const typedNames = [
     "Int8Array",
     "Uint8Array",
@@ -207,11 +224,9 @@ export function installCodec(kit: KernelKit): void {
     "BigInt64Array",
     "BigUint64Array",
   ];
-  const globals = globalThis as unknown as Record<string, unknown>;
   for (let i = 0; i < typedNames.length; i++) {
-    const name = typedNames[i] as string;
-    const Ctor = globals[name] as (TypedArrayCtor & { BYTES_PER_ELEMENT: number }) | undefined;
-    if (typeof Ctor === "function") typedArrays[name] = [Ctor, Ctor.BYTES_PER_ELEMENT];
+    const Ctor = typedCtors[i];
+    if (typeof Ctor === "function") typedArrays[typedNames[i] as string] = [Ctor, Ctor.BYTES_PER_ELEMENT];
   }
 
   type ErrorCtor = new (...args: unknown[]) => Error;
@@ -244,27 +259,30 @@ export function installCodec(kit: KernelKit): void {
   const ARRAY = 8;
   const VIEW = 9;
   const protoKinds = new MapCtor<unknown, number | string>();
-  const addProtoKind = (name: string, kind: number | string): void => {
-    const Ctor = globals[name] as { prototype?: unknown } | undefined;
-    if (typeof Ctor === "function" && Ctor.prototype !== undefined) mapSet(protoKinds, Ctor.prototype, kind);
+  const addProtoKind = (Ctor: unknown, kind: number | string): void => {
+    const prototype = typeof Ctor === "function" ? (Ctor as { prototype?: unknown }).prototype : undefined;
+    if (prototype !== undefined) mapSet(protoKinds, prototype, kind);
   };
-  addProtoKind("Map", MAP);
-  addProtoKind("Set", SET);
-  addProtoKind("Date", DATE);
-  addProtoKind("RegExp", REGEXP);
-  addProtoKind("ArrayBuffer", BUFFER);
-  addProtoKind("Error", ERROR);
-  addProtoKind("Promise", "Promise");
-  addProtoKind("WeakMap", "WeakMap");
-  addProtoKind("WeakSet", "WeakSet");
-  addProtoKind("WeakRef", "WeakRef");
-  addProtoKind("FinalizationRegistry", "FinalizationRegistry");
-  addProtoKind("SharedArrayBuffer", "SharedArrayBuffer");
-  addProtoKind("Number", "Number object");
-  addProtoKind("String", "String object");
-  addProtoKind("Boolean", "Boolean object");
-  addProtoKind("BigInt", "BigInt object");
-  addProtoKind("Symbol", "Symbol object");
+  addProtoKind(Map, MAP);
+  addProtoKind(Set, SET);
+  addProtoKind(Date, DATE);
+  addProtoKind(RegExp, REGEXP);
+  addProtoKind(ArrayBuffer, BUFFER);
+  addProtoKind(Error, ERROR);
+  addProtoKind(Promise, "Promise");
+  addProtoKind(WeakMap, "WeakMap");
+  addProtoKind(WeakSet, "WeakSet");
+  addProtoKind(typeof WeakRef === "function" ? WeakRef : undefined, "WeakRef");
+  addProtoKind(
+    typeof FinalizationRegistry === "function" ? FinalizationRegistry : undefined,
+    "FinalizationRegistry",
+  );
+  addProtoKind(typeof SharedArrayBuffer === "function" ? SharedArrayBuffer : undefined, "SharedArrayBuffer");
+  addProtoKind(Number, "Number object");
+  addProtoKind(String, "String object");
+  addProtoKind(Boolean, "Boolean object");
+  addProtoKind(BigInt, "BigInt object");
+  addProtoKind(Symbol, "Symbol object");
   const probe = freeze(setPrototypeOf({}, null));
   const weakMapHas = bindCall(WeakMap.prototype.has);
   const weakRefDeref = typeof WeakRef === "function" ? bindCall(WeakRef.prototype.deref) : undefined;

@@ -134,8 +134,19 @@ export function installInspect(kit: KernelKit): void {
   const PromisePrototype = Promise.prototype;
   const nativeIsError = (Error as unknown as { isError?: (value: unknown) => boolean }).isError;
   const arrayValues = Array.prototype.values;
-  /** Where an engine implements `error.stack` as an accessor, its intrinsic getter (safe to call). */
-  const errorStackGetter = getterOf(new Error(), "stack") ?? getterOf(ErrorPrototype, "stack");
+  const ErrorCtor = Error;
+  /**
+   * Where an engine implements `error.stack` as an accessor, its intrinsic getter (safe to call).
+   * Looked up on first use from a kernel-made error (making one formats a stack, which costs more
+   * than installing most of this part): no guest code can change what a fresh error's own
+   * `stack` is, and the `Error` used is the one captured here.
+   */
+  let errorStackGetterMemo: AnyFunction | undefined | null = null;
+  const errorStackGetterOf = (): AnyFunction | undefined => {
+    if (errorStackGetterMemo === null)
+      errorStackGetterMemo = getterOf(new ErrorCtor(), "stack") ?? getterOf(ErrorPrototype, "stack");
+    return errorStackGetterMemo;
+  };
 
   const charCodeAt = uncurry(String.prototype.charCodeAt);
   const codePointAt = uncurry(String.prototype.codePointAt);
@@ -755,8 +766,8 @@ export function installInspect(kit: KernelKit): void {
       let stack: unknown;
       if (desc !== undefined) {
         if (isDataDesc(desc)) stack = desc.value;
-        else if (errorStackGetter !== undefined && desc.get === errorStackGetter)
-          stack = ReflectApply(errorStackGetter, error, []);
+        else if (desc.get !== undefined && desc.get === errorStackGetterOf())
+          stack = ReflectApply(desc.get, error, []);
       }
       if (stack) {
         const text = primitiveText(stack);

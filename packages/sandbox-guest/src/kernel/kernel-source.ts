@@ -22,9 +22,11 @@ export const MODULE_WRAPPER_CLOSE = "\n})";
 /** The parts, in install order. Each is a self-contained `(kit) => void`. */
 const PARTS: readonly ((kit: never) => void)[] = [
   installRealm,
+  // Before the codec and inspect: an Error they make while installing is formatted by the
+  // kernel's own prepareStackTrace, not by a call out to the host's.
+  installErrors,
   installCodec,
   installInspect,
-  installErrors,
   installConsole,
   installTimers,
   installCalls,
@@ -60,14 +62,16 @@ const ${binding} = (() => {
   const parse = JSON.parse;
   let bridge = null;
   let entries = null;
-  function install(hostBridge, configJson) {
+  // Parenthesised so V8 compiles it (and the parenthesised parts in it) with the script, not on
+  // its first call: a code cache made at compile time (isolated-vm's cachedData) then holds them.
+  const install = (function install(hostBridge, configJson) {
     if (entries !== null) throw new TypeError("the kernel is installed already");
     bridge = hostBridge;
     const kit = { bridge: hostBridge, config: parse(configJson) };
 ${parts}
     entries = kit.entries;
     return entries;
-  }
+  });
   function enter(name) {
     const fn = entries[name];
     // Array literals define their elements: no setter a guest put on Array.prototype runs here.

@@ -15,6 +15,8 @@ export interface VmExecutionHooks {
   script?: Script | undefined;
   /** False only for code proven to be a bounded pure expression. */
   watchdog?: boolean;
+  /** False where the host stops a realm that does not report by the deadline (see `VmRealmOptions.callbackWatchdog`). */
+  callbackWatchdog?: boolean;
   /** A realm prepared off the caller's path (`prepareVmRealm`); single-use. */
   prepared?: PreparedVmRealm | undefined;
 }
@@ -31,6 +33,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       code: request.code,
       script: hooks.script,
       watchdog: hooks.watchdog ?? true,
+      callbackWatchdog: hooks.callbackWatchdog ?? true,
       maxTimers: request.maxTimers,
       maxTimerCreations: request.maxTimerCreations,
       prepared: hooks.prepared,

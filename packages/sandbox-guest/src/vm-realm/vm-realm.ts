@@ -71,6 +71,15 @@ export interface VmRealmOptions {
    * start-up would cost more than the code.
    */
   watchdog?: boolean;
+  /**
+   * Run the entries after the first evaluation — timer callbacks, call replies,
+   * settling an object or a thenable, describing a thrown value — under node's
+   * watchdog too (default true; each is a thread started and joined). False only
+   * where something outside the realm's thread stops it at the deadline anyway:
+   * the worker engine, whose host terminates the worker when it does not report
+   * in time. Guest code that never yields there then ends at that backstop.
+   */
+  callbackWatchdog?: boolean;
   /** Pending timers allowed at once. */
   maxTimers: number;
   /** Timers allowed to be created in total. */
@@ -186,7 +195,7 @@ class VmRealm implements GuestRealm {
     this.guestTypeError = this.state.guestTypeError;
     this.untrack = trackUnhandledRejections(this.state.promisePrototype, (reason) => {
       if (this.context === undefined) return;
-      this.run("unhandled", [reason], 1_000);
+      this.run("unhandled", [reason], 1_000, this.options.callbackWatchdog !== false);
     });
   }
 
@@ -198,7 +207,9 @@ class VmRealm implements GuestRealm {
     timeoutMs: number,
   ): RealmStatus {
     const started = performance.now();
-    const status = this.run("boot", [runConfigJson, contextText, modulesText], timeoutMs);
+    // Boot runs kernel code only (parse the run config, decode data, define globals): no guest
+    // code exists yet, so it is bounded by its input and needs no watchdog thread.
+    const status = this.run("boot", [runConfigJson, contextText, modulesText], timeoutMs, false);
     if (!status.ok) return status;
     for (const module of sourceModules) {
       let factory: unknown;
@@ -248,12 +259,24 @@ class VmRealm implements GuestRealm {
       if (isHostTimeout(thrown) || spent >= timeoutMs - WATCHDOG_SLACK_MS) {
         return { ok: false, outcome: { kind: "timeout", timeoutMs: -1 } };
       }
-      return this.run("fail", [thrown], Math.max(1, Math.ceil(timeoutMs - spent)));
+      return this.run(
+        "fail",
+        [thrown],
+        Math.max(1, Math.ceil(timeoutMs - spent)),
+        this.options.callbackWatchdog !== false,
+      );
     } finally {
       activeRealm = undefined;
     }
     this.activeMs += performance.now() - started;
-    return this.run("settle", [value], Math.max(1, Math.ceil(timeoutMs - (performance.now() - started))));
+    // Settling a primitive runs no guest code (no getter, no thenable): no watchdog thread for it.
+    const primitive = value === null || (typeof value !== "object" && typeof value !== "function");
+    return this.run(
+      "settle",
+      [value],
+      Math.max(1, Math.ceil(timeoutMs - (performance.now() - started))),
+      !primitive && this.options.callbackWatchdog !== false,
+    );
   }
 
   enter(
@@ -261,7 +284,7 @@ class VmRealm implements GuestRealm {
     args: readonly (string | number | boolean)[],
     timeoutMs: number,
   ): RealmStatus {
-    return this.run(name, args, timeoutMs);
+    return this.run(name, args, timeoutMs, this.options.callbackWatchdog !== false);
   }
 
   quiesce(): Promise<void> {
@@ -286,8 +309,11 @@ class VmRealm implements GuestRealm {
     this.untrack();
   }
 
-  /** Run one kernel entry in the context within `timeoutMs`; a throw here is a timeout or a fault. */
-  private run(name: string, args: readonly unknown[], timeoutMs: number): RealmStatus {
+  /**
+   * Run one kernel entry in the context within `timeoutMs` (under node's watchdog thread unless
+   * `watchdog` is false: only for entries that run no guest code); a throw here is a timeout or a fault.
+   */
+  private run(name: string, args: readonly unknown[], timeoutMs: number, watchdog = true): RealmStatus {
     const context = this.context;
     if (context === undefined)
       return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
@@ -299,7 +325,8 @@ class VmRealm implements GuestRealm {
     const outer = activeRealm;
     activeRealm = this;
     try {
-      script.runInContext(context, { timeout: timeoutMs, displayErrors: false });
+      if (watchdog) script.runInContext(context, { timeout: timeoutMs, displayErrors: false });
+      else script.runInContext(context, { displayErrors: false });
       return { ok: true };
     } catch (thrown) {
       if (isHostTimeout(thrown) || performance.now() - started >= timeoutMs - WATCHDOG_SLACK_MS) {

@@ -16,6 +16,26 @@ import { REALM_SOURCE } from "./realm-entry.js";
  */
 const BINDING = `__suaveplan_kernel_${randomBytes(8).toString("hex")}`;
 let kernelSource: string | undefined;
+/**
+ * V8's code cache of the kernel, made by the first isolate that compiles it
+ * and given to every later one: a new isolate then neither parses the kernel
+ * nor compiles its parts on their first call. Only ever for this process's
+ * own kernel text — guest code is never compiled from a cache.
+ */
+let kernelCache: unknown;
+
+function compileKernel(isolate: IsolateHandle, source: string): IsolateScript {
+  const filename = "suaveplan:kernel";
+  if (kernelCache !== undefined) {
+    const script = isolate.compileScriptSync(source, { filename, cachedData: kernelCache });
+    if (script.cachedDataRejected !== true) return script;
+    kernelCache = undefined;
+    script.release();
+  }
+  const script = isolate.compileScriptSync(source, { filename, produceCachedData: true });
+  kernelCache = script.cachedData;
+  return script;
+}
 
 /**
  * One isolate plus the two scripts every context starts with, compiled once:
@@ -71,7 +91,7 @@ export class IsolateSlot {
     try {
       kernelSource ??= buildKernelSource(BINDING);
       const realm = isolate.compileScriptSync(REALM_SOURCE, { filename: "suaveplan:realm" });
-      const kernel = isolate.compileScriptSync(kernelSource, { filename: "suaveplan:kernel" });
+      const kernel = compileKernel(isolate, kernelSource);
       return new IsolateSlot(isolate, realm, kernel, memoryLimitMiB, factory);
     } catch (error) {
       isolate.dispose();

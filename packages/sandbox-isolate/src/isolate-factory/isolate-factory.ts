@@ -65,6 +65,10 @@ export interface IsolateScript {
   runSync(context: IsolateContext, options: { timeout?: number; reference: true }): IsolateReference;
   /** Run in `context` on the host thread and copy the completion value out. */
   runSync(context: IsolateContext, options?: { timeout?: number }): unknown;
+  /** The V8 code cache made at compile time, when compiled with `produceCachedData`. */
+  readonly cachedData?: unknown;
+  /** True when the `cachedData` given to the compile did not fit and the script was compiled anew. */
+  readonly cachedDataRejected?: boolean;
   /** Drop the compiled script. */
   release(): void;
 }
@@ -80,7 +84,10 @@ export interface IsolateHandle {
   /** Create a fresh context on the calling thread. */
   createContextSync(): IsolateContext;
   /** Compile a classic script for this isolate; throws the isolate's SyntaxError (`message [file:line:column]`). */
-  compileScriptSync(code: string, options?: { filename?: string }): IsolateScript;
+  compileScriptSync(
+    code: string,
+    options?: { filename?: string; cachedData?: unknown; produceCachedData?: boolean },
+  ): IsolateScript;
   /** Current heap statistics (bytes). Waits for code running in the isolate. */
   getHeapStatisticsSync(): IsolateHeapStatistics;
   /** Destroy the isolate; running code is terminated and every handle becomes invalid. */

@@ -47,8 +47,9 @@ const LEVELS: ReadonlySet<string> = new Set(LOG_LEVELS);
  * was {@link abort}ed (cancelled, engine destroyed). With `hostCalls`, each
  * `call` the worker forwards is answered with `answerCall` and its `reply`
  * posted back; without, calls are ignored (the entry never forwards one
- * then). `onEnd` runs synchronously when the run ends; the engine terminates
- * the worker there, and a reply still in flight is dropped.
+ * then). `onEnd` runs synchronously when the run ends — `reported` is true
+ * when the worker sent its own `done` — and the engine terminates the worker
+ * there; a reply still in flight is dropped.
  */
 export class WorkerRun implements ThreadListener {
   /** Resolves once the run ended; never rejects. */
@@ -64,7 +65,7 @@ export class WorkerRun implements ThreadListener {
     private readonly thread: WorkerThread,
     private readonly request: ExecutionRequest,
     private readonly onLog: ((entry: LogEntry) => void) | undefined,
-    private readonly onEnd: (thread: WorkerThread) => void,
+    private readonly onEnd: (thread: WorkerThread, reported: boolean) => void,
     startupTimeoutMs: number,
     private readonly hostCalls?: HostCalls | undefined,
   ) {
@@ -181,7 +182,7 @@ export class WorkerRun implements ThreadListener {
     if (this.finished) return;
     this.finished = true;
     clearTimeout(this.timer);
-    this.onEnd(this.thread);
+    this.onEnd(this.thread, report !== undefined);
     this.resolveResult({
       outcome,
       logs: this.logs,

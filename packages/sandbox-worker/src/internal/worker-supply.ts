@@ -1,5 +1,8 @@
 import { startWorkerThread, type WorkerThread } from "./worker-thread.js";
 
+/** How long after a spare is taken the next one starts booting, unless the run ends first, in ms. */
+export const REFILL_DELAY_MS = 20;
+
 /**
  * Hands out fresh, single-use worker threads and keeps one booted spare in
  * the background, so a call does not pay the worker's cold start. The spare
@@ -8,18 +11,21 @@ import { startWorkerThread, type WorkerThread } from "./worker-thread.js";
  */
 export class WorkerSupply {
   private spare: WorkerThread | undefined;
-  private refill: NodeJS.Immediate | undefined;
+  private refill: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly exiting = new Set<Promise<unknown>>();
 
   /** @param spareMemoryLimit - Heap budget of the spare, in bytes (the engine's `memoryLimit`). */
   constructor(private readonly spareMemoryLimit: number) {
-    this.scheduleRefill();
+    this.refillSoon();
   }
 
   /**
-   * The spare when its budget matches, else a new worker; either way a new
-   * spare starts booting soon.
+   * The spare when its budget matches, else a new worker. The next spare
+   * starts booting {@link REFILL_DELAY_MS} later, or at once when the engine
+   * calls {@link refillSoon} as the run ends: a worker's boot takes a core
+   * for about a millisecond, and on a short run it would compete with the
+   * run it is meant to follow.
    * @throws when a worker cannot be started.
    */
   take(memoryLimit: number): WorkerThread {
@@ -32,15 +38,19 @@ export class WorkerSupply {
     } else {
       thread = this.start(memoryLimit);
     }
-    this.scheduleRefill();
+    this.refillAfter(REFILL_DELAY_MS);
     return thread;
   }
 
-  /** Terminate a worker (idempotent) and track it until it has exited. */
-  retire(thread: WorkerThread): void {
+  /**
+   * Terminate a worker (idempotent) and track it until it has exited; with
+   * `later`, in the next macrotask (after the caller has its result).
+   */
+  retire(thread: WorkerThread, later = false): void {
     thread.listener = undefined;
     if (thread.exited) return;
-    const exited = thread.worker.terminate().catch(() => undefined);
+    const terminate = () => thread.worker.terminate().catch(() => undefined);
+    const exited = later ? new Promise((resolve) => setImmediate(resolve)).then(terminate) : terminate();
     this.exiting.add(exited);
     void exited.finally(() => this.exiting.delete(exited));
   }
@@ -48,7 +58,7 @@ export class WorkerSupply {
   /** Stop making spares, terminate the spare and wait until every retired worker has exited. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.refill !== undefined) clearImmediate(this.refill);
+    if (this.refill !== undefined) clearTimeout(this.refill);
     this.refill = undefined;
     if (this.spare !== undefined) this.retire(this.spare);
     this.spare = undefined;
@@ -61,10 +71,18 @@ export class WorkerSupply {
     });
   }
 
-  /** Boot the next spare soon, off the current call's path. */
-  private scheduleRefill(): void {
-    if (this.closed || this.spare !== undefined || this.refill !== undefined) return;
-    this.refill = setImmediate(() => {
+  /** Boot the next spare soon (in a macrotask), off the current call's path; no-op while one exists. */
+  refillSoon(): void {
+    this.refillAfter(0);
+  }
+
+  private refillAfter(delayMs: number): void {
+    if (this.closed || this.spare !== undefined) return;
+    if (this.refill !== undefined) {
+      if (delayMs > 0) return;
+      clearTimeout(this.refill);
+    }
+    this.refill = setTimeout(() => {
       this.refill = undefined;
       if (this.closed || this.spare !== undefined) return;
       try {
@@ -74,7 +92,7 @@ export class WorkerSupply {
       } catch {
         // No spare then; the next call starts its own worker and reports why.
       }
-    });
+    }, delayMs);
     this.refill.unref();
   }
 }
