@@ -43,6 +43,8 @@ export {
   GUEST_FILENAME,
   kernelConfig,
   MODULE_FILENAME_PREFIX,
+  MODULE_WRAPPER_CLOSE,
+  MODULE_WRAPPER_OPEN,
 } from "./kernel/kernel-source.js";
 // Outcome
 export { errorHeadline, type ResultExtras, toSandboxResult } from "./outcome/to-sandbox-result.js";

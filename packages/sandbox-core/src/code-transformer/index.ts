@@ -8,5 +8,6 @@ export {
   type TransformResult,
   type TransformRule,
 } from "./code-transformer.js";
+export { LruCache, MAX_CACHED_CODE_LENGTH } from "./lru-cache.js";
 export { type GuestSyntaxError, type ParsedGuestCode, parseGuestCode } from "./parse-guest-code.js";
 export { type PreparedGuestCode, prepareGuestCode } from "./prepare-guest-code.js";

@@ -1,6 +1,7 @@
 import type { Program } from "acorn";
 import { type WrapShift, wrapWithShift } from "../guest-script/guest-script.js";
 import { type AnalysisFinding, analyzeProgram } from "./analyze-program.js";
+import { LruCache, MAX_CACHED_CODE_LENGTH } from "./lru-cache.js";
 import { type GuestSyntaxError, parseGuestCode } from "./parse-guest-code.js";
 
 /** Guest code parsed once: what the CodeTransformer checks and what every engine runs. */
@@ -26,9 +27,7 @@ export interface PreparedGuestCode {
 /** Code that may use top-level `await` or `return`; anything else needs no parse to run. */
 const MAY_NEED_WRAPPING = /await|return/;
 const CACHE_SIZE = 128;
-/** Longer code is prepared every time: its tree would cost more memory than the parse saves time. */
-const MAX_CACHED_LENGTH = 16_384;
-const cache = new Map<string, PreparedGuestCode>();
+const cache = new LruCache<string, PreparedGuestCode>(CACHE_SIZE);
 
 /**
  * Prepare guest code once for the whole pipeline: the CodeTransformer asks
@@ -43,8 +42,6 @@ export function prepareGuestCode(code: string, options: { analyse?: boolean } = 
     cached !== undefined &&
     (options.analyse !== true || cached.findings !== undefined || cached.syntaxError)
   ) {
-    cache.delete(code);
-    cache.set(code, cached);
     return cached;
   }
   let prepared: PreparedGuestCode;
@@ -67,12 +64,7 @@ export function prepareGuestCode(code: string, options: { analyse?: boolean } = 
       };
     }
   }
-  if (code.length > MAX_CACHED_LENGTH) return prepared;
-  cache.delete(code);
+  if (code.length > MAX_CACHED_CODE_LENGTH) return prepared;
   cache.set(code, prepared);
-  if (cache.size > CACHE_SIZE) {
-    const oldest = cache.keys().next();
-    if (!oldest.done) cache.delete(oldest.value);
-  }
   return prepared;
 }

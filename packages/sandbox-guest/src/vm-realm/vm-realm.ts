@@ -179,6 +179,8 @@ class VmRealm implements GuestRealm {
   /** Time spent inside the context's entries: the guest's code runs only there, on this thread. */
   private activeMs = 0;
   private readonly untrack: () => void;
+  /** Whether entries after the first evaluation run under node's watchdog (see {@link VmRealmOptions.callbackWatchdog}). */
+  private readonly callbackWatchdog: boolean;
 
   constructor(
     private readonly options: VmRealmOptions,
@@ -191,11 +193,12 @@ class VmRealm implements GuestRealm {
       prepared.limits.maxTimers === options.maxTimers &&
       prepared.limits.maxTimerCreations === options.maxTimerCreations;
     this.state = (usable ? prepared : new PreparedVmRealm(options)).take(bridge);
+    this.callbackWatchdog = options.callbackWatchdog !== false;
     this.context = this.state.context;
     this.guestTypeError = this.state.guestTypeError;
     this.untrack = trackUnhandledRejections(this.state.promisePrototype, (reason) => {
       if (this.context === undefined) return;
-      this.run("unhandled", [reason], 1_000, this.options.callbackWatchdog !== false);
+      this.run("unhandled", [reason], 1_000, this.callbackWatchdog);
     });
   }
 
@@ -259,12 +262,7 @@ class VmRealm implements GuestRealm {
       if (isHostTimeout(thrown) || spent >= timeoutMs - WATCHDOG_SLACK_MS) {
         return { ok: false, outcome: { kind: "timeout", timeoutMs: -1 } };
       }
-      return this.run(
-        "fail",
-        [thrown],
-        Math.max(1, Math.ceil(timeoutMs - spent)),
-        this.options.callbackWatchdog !== false,
-      );
+      return this.run("fail", [thrown], Math.max(1, Math.ceil(timeoutMs - spent)), this.callbackWatchdog);
     } finally {
       activeRealm = undefined;
     }
@@ -275,7 +273,7 @@ class VmRealm implements GuestRealm {
       "settle",
       [value],
       Math.max(1, Math.ceil(timeoutMs - (performance.now() - started))),
-      !primitive && this.options.callbackWatchdog !== false,
+      !primitive && this.callbackWatchdog,
     );
   }
 
@@ -284,7 +282,7 @@ class VmRealm implements GuestRealm {
     args: readonly (string | number | boolean)[],
     timeoutMs: number,
   ): RealmStatus {
-    return this.run(name, args, timeoutMs, this.options.callbackWatchdog !== false);
+    return this.run(name, args, timeoutMs, this.callbackWatchdog);
   }
 
   quiesce(): Promise<void> {

@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { LruCache, MAX_CACHED_CODE_LENGTH } from "@suaveplan/sandbox-core/code-transformer";
 import {
   GUEST_FILENAME,
   type GuestOutcome,
@@ -6,6 +7,8 @@ import {
   type KernelBridge,
   kernelConfig,
   MODULE_FILENAME_PREFIX,
+  MODULE_WRAPPER_CLOSE,
+  MODULE_WRAPPER_OPEN,
   type RealmStatus,
   type SourceModule,
 } from "@suaveplan/sandbox-guest";
@@ -13,9 +16,6 @@ import type { IsolateContext, IsolateFactory, IsolateReference } from "../isolat
 import { describeRejection, isTimeoutError, messageOf, syntaxRecord } from "./isolate-failure.js";
 import type { IsolateSlot } from "./isolate-slot.js";
 
-/** What a source module is wrapped in: sandbox-guest's `MODULE_WRAPPER_OPEN` / `_CLOSE` (not exported). */
-const MODULE_OPEN = "(function (module, exports) {";
-const MODULE_CLOSE = "\n})";
 const MIB = 1024 * 1024;
 /** How much earlier than asked isolated-vm's timeout may end a call by our clock, in ms. */
 const TIMEOUT_SLACK_MS = 5;
@@ -91,7 +91,7 @@ class IsolateRealm implements GuestRealm {
       // The kernel evaluates the code (so what it throws stays a guest value); compiling it
       // here first is how a syntax error gets its line and column, which eval does not report.
       // Whether code parses does not depend on the isolate: code seen to compile is not compiled again.
-      if (!COMPILES.has(this.options.code)) {
+      if (COMPILES.get(this.options.code) === undefined) {
         this.options.slot.isolate
           .compileScriptSync(this.options.code, { filename: GUEST_FILENAME })
           .release();
@@ -202,9 +202,12 @@ class IsolateRealm implements GuestRealm {
     const { isolate } = this.options.slot;
     let factory: IsolateReference;
     try {
-      const script = isolate.compileScriptSync(`${MODULE_OPEN}${module.source}${MODULE_CLOSE}`, {
-        filename: `${MODULE_FILENAME_PREFIX}${module.name}`,
-      });
+      const script = isolate.compileScriptSync(
+        `${MODULE_WRAPPER_OPEN}${module.source}${MODULE_WRAPPER_CLOSE}`,
+        {
+          filename: `${MODULE_FILENAME_PREFIX}${module.name}`,
+        },
+      );
       // Evaluating the function expression runs no guest code.
       factory = script.runSync(this.context as IsolateContext, { reference: true });
       script.release();
@@ -296,19 +299,11 @@ class IsolateRealm implements GuestRealm {
   }
 }
 
-/** Recently seen code that compiles (least recently added first out). */
-const COMPILES = new Set<string>();
-const COMPILES_SIZE = 128;
-/** Longer code is checked every time: keeping its text would cost more than the parse. */
-const COMPILES_MAX_LENGTH = 16_384;
+/** Recently seen code that compiles (whether code parses does not depend on the isolate). */
+const COMPILES = new LruCache<string, true>(128);
 
 function rememberCompiles(code: string): void {
-  if (code.length > COMPILES_MAX_LENGTH) return;
-  COMPILES.add(code);
-  if (COMPILES.size > COMPILES_SIZE) {
-    const oldest = COMPILES.values().next();
-    if (!oldest.done) COMPILES.delete(oldest.value);
-  }
+  if (code.length <= MAX_CACHED_CODE_LENGTH) COMPILES.set(code, true);
 }
 
 function releaseQuietly(handle: { release(): void }): void {

@@ -1,4 +1,5 @@
 import type { Script } from "node:vm";
+import { LruCache } from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import {
@@ -23,7 +24,6 @@ import {
   TIMER_CREATIONS_PER_PENDING,
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
-import { LruCache } from "../internal/script-cache.js";
 import { isStraightLine } from "../internal/straight-line.js";
 
 /** What the vm engine guarantees — and what it does not. */

@@ -1,4 +1,12 @@
-/** A small least-recently-used map (compiled scripts by source text). */
+/** Code longer than this is not kept by its text: keeping it would cost more memory than the work saves. */
+export const MAX_CACHED_CODE_LENGTH = 16_384;
+
+/**
+ * A small least-recently-used map: `get` and `set` make a key the newest, and
+ * a `set` past `capacity` drops the oldest. What the engines and
+ * `prepareGuestCode` keep by code text (parses, compiled scripts,
+ * code known to compile) is kept in one of these.
+ */
 export class LruCache<K, V> {
   private readonly map = new Map<K, V>();
 
