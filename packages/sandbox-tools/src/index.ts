@@ -1,5 +1,7 @@
 // Host tools ("code mode"): the layer between the facade and the guest→host call protocol.
 
+// Validation messages (`input.city: expected string, received number`), for other tool hosts
+export { describeIssues } from "./internal/describe-issues.js";
 // Normalising and merging
 export {
   type CompiledToolSchema,

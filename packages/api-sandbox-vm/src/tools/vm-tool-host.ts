@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import type { PermissionChecker } from "@suaveplan/api-sandbox-permissions";
-import { isSuaveplanError } from "@suaveplan/sandbox-core/error-codes";
+import { isSuaveplanError, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
 import {
   recordToolCall,
   recordToolCallDuration,
@@ -8,6 +8,10 @@ import {
   UNKNOWN_TOOL_ATTRIBUTE,
 } from "@suaveplan/sandbox-core/telemetry";
 import {
+  describeIssues,
+  type NormalisedTool,
+  type NormalisedToolSet,
+  normaliseTools,
   ToolCallError,
   type ToolCallRecord,
   type ToolCallStatus,
@@ -48,14 +52,6 @@ export interface VmToolHost {
 export const JOURNAL_SIZE = 1_000;
 /** A handler's message is passed through to the guest, cut to this many characters. */
 const MAX_MESSAGE_CHARS = 2_000;
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-
-interface CompiledTool {
-  readonly input: z.core.$ZodType;
-  readonly output: z.core.$ZodType | undefined;
-  readonly execute: (input: unknown, options: ToolExecutionOptions) => unknown;
-}
-
 interface MutableRecord {
   id: string;
   tool: string;
@@ -67,64 +63,26 @@ interface MutableRecord {
   durationMs: number;
 }
 
-function invalid(field: string, reason: string): VmSandboxError {
-  return new VmSandboxError(
-    SAND_VM_CODES.INVALID_OPTIONS,
-    `Invalid createVmSandbox options: ${field} ${reason}`,
-    {
-      details: { field },
-    },
-  );
-}
-
-function compileSchema(schema: unknown, field: string): z.core.$ZodType {
-  if (typeof schema !== "object" || schema === null)
-    throw invalid(field, "must be a zod schema or a JSON Schema object");
-  if ("_zod" in schema) return schema as z.core.$ZodType;
+/**
+ * The tools checked by sandbox-tools' `normaliseTools` (the facade's check: the same fields and
+ * reasons), its refusal rethrown as this package's `SAND_VM_INVALID_OPTIONS`.
+ */
+function compileTools(tools: unknown): NormalisedToolSet {
   try {
-    return z.fromJSONSchema(structuredClone(schema) as z.core.JSONSchema.JSONSchema);
+    return normaliseTools(tools as ToolSet | undefined, "options");
   } catch (error) {
-    throw invalid(
-      field,
-      `is not a usable JSON Schema: ${error instanceof Error ? error.message : String(error)}`,
+    if (!isSuaveplanError(error)) throw error;
+    const field = typeof error.details?.field === "string" ? error.details.field : "options.tools";
+    const message = withoutErrorCode(error.message);
+    const reason = message.slice(message.indexOf(`${field}: `) + field.length + 2);
+    throw new VmSandboxError(
+      SAND_VM_CODES.INVALID_OPTIONS,
+      `Invalid createVmSandbox options: ${field}: ${reason}`,
+      {
+        details: { field },
+      },
     );
   }
-}
-
-function compileTools(tools: unknown): Map<string, CompiledTool> {
-  const out = new Map<string, CompiledTool>();
-  if (tools === undefined) return out;
-  if (typeof tools !== "object" || tools === null) throw invalid("options.tools", "must be an object");
-  for (const [name, tool] of Object.entries(tools)) {
-    const field = `options.tools.${name}`;
-    if (!IDENTIFIER.test(name))
-      throw invalid(`options.tools[${JSON.stringify(name)}]`, "must be named by a JavaScript identifier");
-    if (typeof tool !== "object" || tool === null) throw invalid(field, "must be a tool definition object");
-    const t = tool as Record<string, unknown>;
-    if (typeof t.execute !== "function") throw invalid(`${field}.execute`, "must be a function");
-    out.set(name, {
-      input: compileSchema(t.inputSchema, `${field}.inputSchema`),
-      output:
-        t.outputSchema === undefined ? undefined : compileSchema(t.outputSchema, `${field}.outputSchema`),
-      execute: t.execute as CompiledTool["execute"],
-    });
-  }
-  return out;
-}
-
-/** `input.city: expected string, received number; …` (the first three issues). */
-function describeIssues(issues: readonly z.core.$ZodIssue[], root: string): string {
-  const text = issues.slice(0, 3).map((issue) => {
-    let path = root;
-    for (const key of issue.path) {
-      if (typeof key === "number") path += `[${key}]`;
-      else if (typeof key === "string" && IDENTIFIER.test(key)) path += `.${key}`;
-      else path += `[${JSON.stringify(String(key))}]`;
-    }
-    return `${path}: ${issue.message.replace(/^Invalid (?:input|option): /, "")}`;
-  });
-  if (issues.length > 3) text.push(`and ${issues.length - 3} more`);
-  return text.join("; ");
 }
 
 /** The message of a thrown value (a string itself, or an object's string `message`); never its stack. */
@@ -153,7 +111,7 @@ export function toolCrossingError(error: unknown, tool: string): ToolCrossingErr
 export function createVmToolHost(options: VmToolHostOptions): VmToolHost {
   const { checker } = options;
   const tools = compileTools(options.tools);
-  const names = Object.freeze([...tools.keys()]);
+  const { names } = tools;
   const journal: Array<{ record: MutableRecord; startedAt: number }> = [];
   const pending = new Map<MutableRecord, { controller: AbortController; startedAt: number }>();
   let seq = 0;
@@ -170,14 +128,14 @@ export function createVmToolHost(options: VmToolHostOptions): VmToolHost {
     record.durationMs = performance.now() - startedAt;
     if (status === "ok") record.output = value;
     else record.error = { name: "ToolError", tool: record.tool, message: String(value) };
-    const metricTool = tools.has(record.tool) ? record.tool : UNKNOWN_TOOL_ATTRIBUTE;
+    const metricTool = tools.get(record.tool) !== undefined ? record.tool : UNKNOWN_TOOL_ATTRIBUTE;
     recordToolCall(metricTool, status);
     recordToolCallDuration(metricTool, status, record.durationMs);
   };
 
   const run = async (
     record: MutableRecord,
-    tool: CompiledTool,
+    tool: NormalisedTool,
     controller: AbortController,
     startedAt: number,
   ): Promise<unknown> => {
@@ -188,7 +146,7 @@ export function createVmToolHost(options: VmToolHostOptions): VmToolHost {
     };
     let parsed: z.ZodSafeParseResult<unknown>;
     try {
-      parsed = await z.safeParseAsync(tool.input, record.input);
+      parsed = await z.safeParseAsync(tool.inputSchema.validator, record.input);
     } catch (error) {
       return fail(
         "invalid",
@@ -217,10 +175,10 @@ export function createVmToolHost(options: VmToolHostOptions): VmToolHost {
       );
     }
     if (record.status !== "pending") return fail("aborted", "");
-    if (tool.output !== undefined) {
+    if (tool.outputSchema !== undefined) {
       let checked: z.ZodSafeParseResult<unknown>;
       try {
-        checked = await z.safeParseAsync(tool.output, output);
+        checked = await z.safeParseAsync(tool.outputSchema.validator, output);
       } catch (error) {
         return fail(
           "invalid-output",
