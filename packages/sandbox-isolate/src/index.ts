@@ -25,6 +25,11 @@ export {
   ISOLATED_VM_INSTALL_HINT,
   type IsolatedVmFactoryOptions,
 } from "./isolate-factory/isolated-vm-factory.js";
+export {
+  ISOLATED_VM_MAJORS,
+  isolatedVmInstallHint,
+  isolatedVmMajorsFor,
+} from "./isolate-factory/isolated-vm-versions.js";
 
 // Node startup-snapshot detection
 export { isNodeSnapshotDisabled, needsNoNodeSnapshot } from "./node-snapshot/node-snapshot.js";

@@ -5,6 +5,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { isolatedVmInstallHint } from "../src/isolate-factory/isolated-vm-versions.js";
+
+const nodeMajor = Number.parseInt(process.versions.node, 10);
 
 // These run the built package in a plain `node` child, because the facts under
 // test are process-wide: the Node flags and module resolution (pnpm sets
@@ -77,8 +80,7 @@ describe("IsolateEngine in a plain Node process", () => {
     expect(await executeInChild({ execArgv: ["--no-node-snapshot"], engineOptions })).toEqual({
       success: false,
       errorCode: "SANDBOX_ENGINE_UNAVAILABLE",
-      error:
-        "IsolateEngine cannot start: the package isolated-vm is not installed. Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot` (SANDBOX_ENGINE_UNAVAILABLE)",
+      error: `IsolateEngine cannot start: the package isolated-vm is not installed. ${isolatedVmInstallHint(nodeMajor)} (SANDBOX_ENGINE_UNAVAILABLE)`,
     });
   });
 });

@@ -1,15 +1,16 @@
 import { createRequire } from "node:module";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { nodeMajorVersion } from "../node-snapshot/node-snapshot.js";
 import type {
   HostCallbackFunction,
   IsolateCallback,
   IsolateFactory,
   IsolateHandle,
 } from "./isolate-factory.js";
+import { ISOLATED_VM_MAJORS, isolatedVmInstallHint } from "./isolated-vm-versions.js";
 
-/** The install hint every "isolated-vm is unusable" message ends with. */
-export const ISOLATED_VM_INSTALL_HINT =
-  "Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot`";
+/** The install hint every "isolated-vm is unusable" message ends with, for the running Node. */
+export const ISOLATED_VM_INSTALL_HINT = isolatedVmInstallHint(nodeMajorVersion());
 
 /** Options for {@link createIsolatedVmFactory}. */
 export interface IsolatedVmFactoryOptions {
@@ -26,12 +27,13 @@ interface IsolatedVmModule {
 }
 
 /**
- * The default {@link IsolateFactory}: loads the real `isolated-vm` 5.x with
+ * The default {@link IsolateFactory}: loads the real `isolated-vm` (5.x, 6.x or 7.x) with
  * `createRequire` the first time an isolate is created, so importing this
  * package never fails when the optional peer is absent.
  *
  * `createIsolate` throws a `SandboxError` with `SANDBOX_ENGINE_UNAVAILABLE` when
- * `isolated-vm` is missing, is not 5.x, or its native addon does not load;
+ * `isolated-vm` is missing, is a major this package does not drive, or its
+ * native addon does not load (e.g. built for another Node);
  * the message says what to install.
  */
 export function createIsolatedVmFactory(options: IsolatedVmFactoryOptions = {}): IsolateFactory {
@@ -51,7 +53,8 @@ export function createIsolatedVmFactory(options: IsolatedVmFactoryOptions = {}):
 }
 
 /**
- * Load `isolated-vm` resolved from `resolveFrom`, checking it is 5.x.
+ * Load `isolated-vm` resolved from `resolveFrom`, checking its major is one of
+ * {@link ISOLATED_VM_MAJORS}.
  * Throws `SANDBOX_ENGINE_UNAVAILABLE` with an install hint otherwise.
  */
 export function loadIsolatedVm(resolveFrom: string | URL): IsolatedVmModule {
@@ -66,10 +69,11 @@ export function loadIsolatedVm(resolveFrom: string | URL): IsolatedVmModule {
       { cause: error },
     );
   }
-  if (!/^5\./.test(version)) {
+  const major = Number.parseInt(version, 10);
+  if (!(ISOLATED_VM_MAJORS as readonly number[]).includes(major)) {
     throw new SandboxError(
       SANDBOX_CODES.ENGINE_UNAVAILABLE,
-      `IsolateEngine cannot start: isolated-vm ${version} is installed but 5.x is required. ${ISOLATED_VM_INSTALL_HINT}`,
+      `IsolateEngine cannot start: isolated-vm ${version} is installed, and this package drives 5.x, 6.x and 7.x only. ${ISOLATED_VM_INSTALL_HINT}`,
       { details: { version } },
     );
   }
