@@ -68,7 +68,8 @@ export function nodeLine(
 function pinIsolatedVm(clone, version) {
   const file = join(clone, "pnpm-workspace.yaml");
   const text = readFileSync(file, "utf8");
-  const pinned = text.replace(/^(\s+isolated-vm:\s*).*$/m, `$1${version}`);
+  // The catalog's entry is the one whose value is a version (allowBuilds has `true`).
+  const pinned = text.replace(/^(\s+isolated-vm:\s*)\d[^\n]*$/m, `$1${version}`);
   if (pinned === text && !text.includes(`isolated-vm: ${version}`)) {
     throw new Error("pnpm-workspace.yaml has no isolated-vm catalog entry");
   }
