@@ -110,10 +110,23 @@ export function installErrors(kit: KernelKit): void {
     configurable: false,
   });
 
-  const ownString = (value: object, key: string): string | undefined => {
+  // V8's accessor for `stack` (own on each error from Node 22's V8, on the prototype in some
+  // builds); looked up on first use, so installing the kernel formats no stack.
+  let nativeStackGetter: (() => unknown) | undefined | null = null;
+  const getterOf = (target: object): (() => unknown) | undefined => {
+    const descriptor = getOwnPropertyDescriptor(target, "stack");
+    return descriptor?.get;
+  };
+  kit.nativeStackOf = (error: object): string | undefined => {
     try {
-      const descriptor = getOwnPropertyDescriptor(value, key);
-      return descriptor !== undefined && typeof descriptor.value === "string" ? descriptor.value : undefined;
+      const descriptor = getOwnPropertyDescriptor(error, "stack");
+      if (descriptor === undefined) return undefined;
+      if ("value" in descriptor) return typeof descriptor.value === "string" ? descriptor.value : undefined;
+      if (nativeStackGetter === null)
+        nativeStackGetter = getterOf(new ErrorCtor()) ?? getterOf(ErrorCtor.prototype);
+      if (descriptor.get === undefined || descriptor.get !== nativeStackGetter) return undefined;
+      const text = apply(descriptor.get, error, []);
+      return typeof text === "string" ? text : undefined;
     } catch {
       return undefined;
     }
@@ -134,7 +147,7 @@ export function installErrors(kit: KernelKit): void {
         } catch {
           // A throwing getter: describe what can be described.
         }
-        const stack = ownString(value, "stack") ?? "";
+        const stack = kit.nativeStackOf(value) ?? "";
         const record: ErrorRecord = {
           name: typeof name === "string" && name !== "" ? name : "Error",
           message: typeof message === "string" ? message : message === undefined ? "" : kit.inspect(message),

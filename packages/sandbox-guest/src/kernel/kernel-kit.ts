@@ -90,6 +90,12 @@ export interface KernelKit {
   // ---- errors (src/kernel/install-errors.ts) ----------------------------
   /** Describe a thrown or rejected guest value; never throws. */
   describeError(value: unknown): ErrorRecord;
+  /**
+   * The realm's own `stack` text of an error object: a data property, or the
+   * accessor V8 installs on errors (Node 22+); a getter the guest defined is
+   * not run. `undefined` when there is none; never throws.
+   */
+  nativeStackOf(error: object): string | undefined;
 
   // ---- the rest, added by the remaining parts ---------------------------
   /** Define a global of the guest realm (non-enumerable, writable, configurable). */
