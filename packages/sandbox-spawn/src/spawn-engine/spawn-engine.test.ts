@@ -9,7 +9,7 @@ import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
 import { buildExecutionRequest, createHostCodec, ModuleRegistry } from "@suaveplan/sandbox-guest";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeChild } from "../../test/support/fake-child.js";
-import { buildChildArgs } from "../internal/node-args.js";
+import { buildChildArgs, permissionFlag } from "../internal/node-args.js";
 import type { ProcessSpawner } from "../internal/spawn-options.js";
 import { SPAWN_CAPABILITIES, SpawnEngine } from "./spawn-engine.js";
 
@@ -130,7 +130,7 @@ describe("sanitiseEnv", () => {
       execArgv: buildChildArgs(probe.getRunnerPath(), 32 * 1024 * 1024).slice(0, -1),
     });
     expect(buildChildArgs("/r.js", 32 * 1024 * 1024)).toEqual([
-      "--experimental-permission",
+      permissionFlag(),
       "--allow-fs-read=/r.js",
       "--no-addons",
       "--disallow-code-generation-from-strings",
