@@ -455,6 +455,31 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
   },
   {
     group: "timeouts",
+    name: "ends a getter on the global object that never returns with SANDBOX_TIMEOUT",
+    async run(env) {
+      // On Node 22 and 24, node's intercepted vm global swallows the watchdog's termination
+      // inside a global accessor and runs the getter again: a hang unless the realm avoids it.
+      const engine = await env.engine();
+      const timeout = env.options.shortTimeoutMs;
+      const asIdentifier = await expectFailure(
+        engine,
+        "Object.defineProperty(globalThis, 'spin', { get() { for (;;) {} } }); spin",
+        TIMEOUT,
+        { timeout },
+      );
+      const asMember = await expectFailure(
+        engine,
+        "Object.defineProperty(globalThis, 'spin', { get() { for (;;) {} } }); globalThis.spin",
+        TIMEOUT,
+        { timeout },
+      );
+      const message = `Execution timed out after ${timeout} ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)`;
+      expect([asIdentifier.error, asMember.error]).toEqual([message, message]);
+      await expectValue(engine, "'usable'", "usable");
+    },
+  },
+  {
+    group: "timeouts",
     name: "ends never-settling promises and outliving timers with SANDBOX_TIMEOUT",
     requires: "boundsAsyncWork",
     async run(env) {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { getHeapStatistics } from "node:v8";
-import { type Context, createContext, Script } from "node:vm";
+import { type Context, constants, createContext, Script } from "node:vm";
 import type { GuestRealm, RealmStatus, SourceModule } from "../driver/guest-driver.js";
 import type { KernelBridge } from "../kernel/kernel-kit.js";
 import {
@@ -106,7 +106,8 @@ function refuseImport(): never {
 
 /**
  * The guest realm on `node:vm`, shared by the vm, worker and spawn engines: a
- * fresh context per execution with string code generation and Wasm off and
+ * fresh context per execution (an ordinary V8 global, `DONT_CONTEXTIFY`) with
+ * string code generation and Wasm off and
  * `microtaskMode: "afterEvaluate"`, so every entry (the code, a timer, a
  * reply) is a `runInContext` bounded by the time left that also drains the
  * context's own microtask queue — how promise loops are stopped and how guest
@@ -132,7 +133,11 @@ export class PreparedVmRealm {
   private taken = false;
 
   constructor(readonly limits: { readonly maxTimers: number; readonly maxTimerCreations: number }) {
-    const context = createContext(Object.create(null), CONTEXT_OPTIONS);
+    // An ordinary global, not node's intercepted one: on Node 22 and 24 a getter on an
+    // intercepted global that never returns is beyond `timeout` (the watchdog's termination
+    // is swallowed by the interceptor and the getter runs again), and every global access
+    // costs an interceptor call.
+    const context = createContext(constants.DONT_CONTEXTIFY, CONTEXT_OPTIONS);
     this.context = context;
     const { kernel, typeError, promisePrototype } = scripts();
     this.guestTypeError = typeError.runInContext(context) as TypeErrorConstructor;
