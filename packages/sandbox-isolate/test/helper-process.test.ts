@@ -8,7 +8,7 @@ import {
   IsolateEngine,
   type IsolateEngineOptions,
 } from "../src/index.js";
-import { helperEnv } from "../src/internal/isolate-helper.js";
+import { HELPER_BACKSTOP_MS, helperEnv } from "../src/internal/isolate-helper.js";
 
 // Helper mode against the real isolated-vm in a real child process (the built
 // dist/isolate-helper.js). vitest's workers have --no-node-snapshot, so these
@@ -261,6 +261,28 @@ describe('IsolateEngine with process: "helper"', () => {
     expect(outcome(await isolate.execute("2 + 3"))).toStrictEqual({ success: true, result: 5, logs: [] });
     expect(helperPid(isolate)).not.toBe(pid);
   });
+
+  it.skipIf(process.platform === "win32")(
+    "ends a run the helper does not report in time as SANDBOX_TIMEOUT and replaces the stuck helper",
+    async () => {
+      const isolate = engine();
+      expect((await isolate.execute("1")).success).toBe(true);
+      const pid = helperPid(isolate);
+      process.kill(pid, "SIGSTOP"); // a helper that can no longer answer
+      const started = performance.now();
+      expect(outcome(await isolate.execute("2 + 3", {}, { timeout: 200 }))).toStrictEqual({
+        success: false,
+        error:
+          "Execution timed out after 200 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+        errorCode: SANDBOX_CODES.TIMEOUT,
+        logs: [],
+      });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(200 + HELPER_BACKSTOP_MS - 5);
+      expect(await gone(pid)).toBe(true);
+      expect(outcome(await isolate.execute("2 + 3"))).toStrictEqual({ success: true, result: 5, logs: [] });
+      expect(helperPid(isolate)).not.toBe(pid);
+    },
+  );
 
   it("destroy() ends running executions, kills the helper and waits for it; idempotent", async () => {
     const isolate = engine({ timeout: 20_000 });

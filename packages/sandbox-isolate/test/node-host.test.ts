@@ -1,8 +1,8 @@
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -101,12 +101,12 @@ describe("IsolateEngine in a plain Node process", () => {
 });
 
 /** A plain `node` (no --no-node-snapshot, no NODE_OPTIONS) running `body` as an ES module after importing the built package. */
-function plainNodeArgs(body: string): { args: string[]; env: NodeJS.ProcessEnv } {
+function plainNodeArgs(body: string, dist: URL = DIST): { args: string[]; env: NodeJS.ProcessEnv } {
   if (!existsSync(DIST)) throw new Error("dist/index.js is missing: run `pnpm build` first");
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.NODE_PATH;
   delete env.NODE_OPTIONS;
-  const script = `const { IsolateEngine } = await import(${JSON.stringify(DIST.href)});\n${body}`;
+  const script = `const { IsolateEngine } = await import(${JSON.stringify(dist.href)});\n${body}`;
   return { args: ["--input-type=module", "-e", script], env };
 }
 
@@ -204,5 +204,39 @@ describe("IsolateEngine from a plain `node app.js` (helper process)", () => {
     app.kill("SIGKILL");
     await exited;
     expect(await gone(pid)).toBe(true);
+  });
+
+  it("says what to install when the helper cannot find isolated-vm", async () => {
+    // The built package in a project without isolated-vm (its two workspace dependencies linked in).
+    const project = mkdtempSync(join(tmpdir(), "suaveplan-helper-no-ivm-"));
+    try {
+      const scope = join(project, "node_modules", "@suaveplan");
+      mkdirSync(join(scope, "sandbox-isolate"), { recursive: true });
+      const root = fileURLToPath(new URL("..", import.meta.url));
+      cpSync(join(root, "package.json"), join(scope, "sandbox-isolate", "package.json"));
+      cpSync(join(root, "dist"), join(scope, "sandbox-isolate", "dist"), { recursive: true });
+      for (const dependency of ["sandbox-core", "sandbox-guest"]) {
+        symlinkSync(join(root, "..", dependency), join(scope, dependency), "dir");
+      }
+      const copy = pathToFileURL(join(scope, "sandbox-isolate", "dist", "index.js"));
+      const { args, env } = plainNodeArgs(
+        `
+        const engine = new IsolateEngine();
+        const result = await engine.execute("2 + 3");
+        await engine.destroy();
+        process.stdout.write(JSON.stringify({ processMode: engine.processMode, errorCode: result.errorCode, error: result.error }));
+      `,
+        copy,
+      );
+      const { stdout } = await run(process.execPath, args, { env, cwd: project, timeout: 30_000 });
+      expect(JSON.parse(stdout)).toEqual({
+        processMode: "helper",
+        errorCode: "SANDBOX_ENGINE_UNAVAILABLE",
+        error:
+          "IsolateEngine cannot start: the package isolated-vm is not installed. Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot` (SANDBOX_ENGINE_UNAVAILABLE)",
+      });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });
