@@ -96,6 +96,10 @@ export const ISOLATE_HELPER_CAPABILITIES: EngineCapabilities = Object.freeze({
  * microtask loops, promises and timers; exceeding `memoryLimit` disposes the
  * isolate (`SANDBOX_MEMORY_EXCEEDED`) and the next execution gets a new one.
  *
+ * Without `node --no-node-snapshot` on Node 20+ (or with `process: "helper"`)
+ * the isolates run in one helper child process per engine, behind the same
+ * API; see {@link IsolateProcessOption} and the README's "Helper process".
+ *
  * @example
  * await using engine = new IsolateEngine({ timeout: 1000 });
  * const { result } = await engine.execute("2 + 3"); // 5
@@ -136,7 +140,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     } else {
       this.capabilities = ISOLATE_CAPABILITIES;
       const factory = options.factory ?? createIsolatedVmFactory();
-      this.local = { factory, pool: new IsolatePool(factory, maxIdle, () => undefined) };
+      this.local = { factory, pool: new IsolatePool(factory, maxIdle) };
     }
   }
 

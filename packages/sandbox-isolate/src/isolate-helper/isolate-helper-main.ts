@@ -34,7 +34,7 @@ process.on("disconnect", () => process.exit(0));
 process.on("message", (message: ToHelper) => {
   switch (message?.type) {
     case "init":
-      pool ??= new IsolatePool(factory, message.maxIdleIsolates, () => undefined);
+      pool ??= new IsolatePool(factory, message.maxIdleIsolates);
       return;
     case "run":
       run(message.id, message);
@@ -53,7 +53,7 @@ process.on("message", (message: ToHelper) => {
 post({ type: "ready" });
 
 function run(id: number, { request, memoryLimitMiB }: Extract<ToHelper, { type: "run" }>): void {
-  pool ??= new IsolatePool(factory, 1, () => undefined);
+  pool ??= new IsolatePool(factory, 1);
   const send = (event: DriverEvent) => post({ type: "event", id, event });
   let started: ReturnType<typeof startIsolateRun>;
   try {
