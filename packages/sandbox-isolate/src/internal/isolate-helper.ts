@@ -163,28 +163,30 @@ export class IsolateHelper {
     }, HELPER_START_TIMEOUT_MS);
     helper.startTimer.unref();
     let spawnError: Error | undefined;
-    const onGone = (code: number | null, signal: NodeJS.Signals | null): void => {
-      if (helper.exited) return;
+    const onExit = (): void => {
       helper.exited = true;
       clearTimeout(helper.startTimer);
       if (this.live === helper) this.live = undefined;
-      for (const run of [...helper.runs.values()]) {
-        run.helperExited(helper, code, signal, this.closing, spawnError);
+    };
+    let settled = false;
+    // On `close`, not `exit`: by then every message the helper sent has been delivered.
+    const onClosed = (code: number | null, signal: NodeJS.Signals | null): void => {
+      onExit();
+      if (!settled) {
+        settled = true;
+        for (const run of [...helper.runs.values()]) {
+          run.helperExited(helper, code, signal, this.closing, spawnError);
+        }
       }
+      markClosed();
     };
     child.on("error", (error) => {
       spawnError = error;
       // A failed spawn emits no exit; a failed kill or send leaves the process as it was.
-      if (child.pid === undefined) {
-        onGone(null, null);
-        markClosed();
-      }
+      if (child.pid === undefined) onClosed(null, null);
     });
-    child.on("exit", onGone);
-    child.on("close", (code, signal) => {
-      onGone(code, signal);
-      markClosed();
-    });
+    child.on("exit", onExit);
+    child.on("close", onClosed);
     child.on("message", (message: FromHelper) => {
       if (message?.type === "ready") {
         if (helper.ready) return;
