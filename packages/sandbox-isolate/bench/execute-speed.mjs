@@ -1,7 +1,8 @@
 // Median latency of IsolateEngine.execute("2 + 3") against the raw isolated-vm
 // floor: a fresh context on a warm isolate plus an eval of "2 + 3".
 // Back-to-back calls measure the full per-execution path; calls after a short
-// pause show the idle-time spare context at work.
+// pause show the idle-time spare context at work. The same calls on an engine
+// in helper mode (`process: "helper"`) add the IPC round trip to its process.
 // Run with: pnpm bench (builds first under turbo; needs --no-node-snapshot).
 import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
@@ -13,12 +14,15 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3000);
 
 const isolate = new ivm.Isolate({ memoryLimit: 128 });
 const engine = new IsolateEngine();
+const helper = new IsolateEngine({ process: "helper" });
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, 2));
-const execute = async () => {
-  const result = await engine.execute("2 + 3");
+const executeOn = (target) => async () => {
+  const result = await target.execute("2 + 3");
   if (result.result !== 5) throw new Error(`unexpected result ${JSON.stringify(result)}`);
 };
+const execute = executeOn(engine);
+const executeHelper = executeOn(helper);
 
 // Each candidate may return a "before" step run outside the timed region.
 const candidates = {
@@ -36,6 +40,8 @@ const candidates = {
   'IsolateEngine.execute("2 + 3") back-to-back': { before: execute, run: execute },
   // After a pause the idle isolate has a spare context ready.
   'IsolateEngine.execute("2 + 3") after 2 ms idle': { before: pause, run: execute },
+  'helper mode: execute("2 + 3") back-to-back': { before: executeHelper, run: executeHelper },
+  'helper mode: execute("2 + 3") after 2 ms idle': { before: pause, run: executeHelper },
 };
 
 const samples = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]));
@@ -63,5 +69,23 @@ for (const [name, values] of Object.entries(samples)) {
     `  ${name.padEnd(48)} median ${median.toFixed(3)}  p90 ${p90.toFixed(3)}  ${(median / floor).toFixed(2)}x`,
   );
 }
+
+// First execution of a new engine: a new isolate in-process; the helper process's start as well in helper mode.
+const COLD = 10;
+for (const [name, options] of [
+  ["in-process: first execute of a new engine", {}],
+  ["helper mode: first execute of a new engine", { process: "helper" }],
+]) {
+  const times = [];
+  for (let i = 0; i < COLD; i++) {
+    const fresh = new IsolateEngine(options);
+    const start = performance.now();
+    await executeOn(fresh)();
+    times.push(performance.now() - start);
+    await fresh.destroy();
+  }
+  console.log(`  ${name.padEnd(48)} median ${quantile(times, 0.5).toFixed(3)}  (${COLD} engines)`);
+}
 await engine.destroy();
+await helper.destroy();
 isolate.dispose();

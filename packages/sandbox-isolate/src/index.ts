@@ -1,8 +1,10 @@
 // Engine
 export {
   ISOLATE_CAPABILITIES,
+  ISOLATE_HELPER_CAPABILITIES,
   IsolateEngine,
   type IsolateEngineOptions,
+  type IsolateProcessOption,
   type NodeSnapshotPolicy,
 } from "./isolate-engine/isolate-engine.js";
 

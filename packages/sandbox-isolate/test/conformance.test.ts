@@ -3,3 +3,9 @@ import { IsolateEngine } from "../src/index.js";
 
 // The real isolated-vm 5.x (devDependency); vitest runs this file with --no-node-snapshot.
 runEngineConformance("isolate", (limits) => new IsolateEngine(limits));
+
+// The same contract with the isolates in the helper process (the built dist/isolate-helper.js).
+runEngineConformance(
+  "isolate (helper process)",
+  (limits) => new IsolateEngine({ ...limits, process: "helper" }),
+);

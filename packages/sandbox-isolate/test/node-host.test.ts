@@ -1,8 +1,8 @@
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { isolatedVmInstallHint } from "../src/isolate-factory/isolated-vm-versions.js";
@@ -32,10 +32,16 @@ async function executeInChild({
   if (!existsSync(DIST)) throw new Error("dist/index.js is missing: run `pnpm build` first");
   const script = `
     const { IsolateEngine, createIsolatedVmFactory } = await import(${JSON.stringify(DIST.href)});
-    const engine = new IsolateEngine(${engineOptions});
+    let engine;
+    try {
+      engine = new IsolateEngine(${engineOptions});
+    } catch (error) {
+      process.stdout.write(JSON.stringify({ thrown: error.code, message: error.message }));
+      process.exit(0);
+    }
     const result = await engine.execute("2 + 3");
     await engine.destroy();
-    process.stdout.write(JSON.stringify({ success: result.success, result: result.result, errorCode: result.errorCode, error: result.error }));
+    process.stdout.write(JSON.stringify({ processMode: engine.processMode, success: result.success, result: result.result, errorCode: result.errorCode, error: result.error }));
   `;
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.NODE_PATH;
@@ -50,26 +56,36 @@ async function executeInChild({
 }
 
 describe("IsolateEngine in a plain Node process", () => {
-  it("runs with `node --no-node-snapshot`", async () => {
-    expect(await executeInChild({ execArgv: ["--no-node-snapshot"] })).toEqual({ success: true, result: 5 });
-  });
-
-  it("runs with NODE_OPTIONS=--no-node-snapshot", async () => {
-    expect(await executeInChild({ nodeOptions: "--no-node-snapshot" })).toEqual({ success: true, result: 5 });
-  });
-
-  it("refuses to create isolates without --no-node-snapshot, saying how to fix it", async () => {
-    expect(await executeInChild({})).toEqual({
-      success: false,
-      errorCode: "SANDBOX_ENGINE_UNAVAILABLE",
-      error: expect.stringMatching(
-        /^IsolateEngine refuses to start: Node \d+\.\d+\.\d+ runs with its startup snapshot, and isolated-vm requires `node --no-node-snapshot` on Node 20\+ .* \(SANDBOX_ENGINE_UNAVAILABLE\)$/,
-      ),
+  it("runs in-process with `node --no-node-snapshot`", async () => {
+    expect(await executeInChild({ execArgv: ["--no-node-snapshot"] })).toEqual({
+      processMode: "in-process",
+      success: true,
+      result: 5,
     });
   });
 
-  it('runs without the flag when nodeSnapshot: "ignore" accepts the risk (it works on this Node and platform)', async () => {
+  it("runs in-process with NODE_OPTIONS=--no-node-snapshot", async () => {
+    expect(await executeInChild({ nodeOptions: "--no-node-snapshot" })).toEqual({
+      processMode: "in-process",
+      success: true,
+      result: 5,
+    });
+  });
+
+  it("runs in its helper process from a plain `node` without the flag", async () => {
+    expect(await executeInChild({})).toEqual({ processMode: "helper", success: true, result: 5 });
+  });
+
+  it('refuses process: "in-process" without --no-node-snapshot at construction, saying how to fix it', async () => {
+    expect(await executeInChild({ engineOptions: '{ process: "in-process" }' })).toEqual({
+      thrown: "SANDBOX_ENGINE_UNAVAILABLE",
+      message: `IsolateEngine cannot run isolates in this process: Node ${process.versions.node} runs with its startup snapshot, and isolated-vm requires \`node --no-node-snapshot\` on Node 20+ (without it V8's shared heap can crash the whole process), but process: "in-process" was asked for. Start Node with --no-node-snapshot (test runners: pass it in the worker execArgv; NODE_OPTIONS also works), or let the engine use its helper process (process: "auto" or "helper", no factory), or pass { nodeSnapshot: "ignore" } to accept the risk (SANDBOX_ENGINE_UNAVAILABLE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_UNAVAILABLE.md`,
+    });
+  });
+
+  it('runs in-process without the flag when nodeSnapshot: "ignore" accepts the risk (it works on this Node and platform)', async () => {
     expect(await executeInChild({ engineOptions: '{ nodeSnapshot: "ignore" }' })).toEqual({
+      processMode: "in-process",
       success: true,
       result: 5,
     });
@@ -78,9 +94,151 @@ describe("IsolateEngine in a plain Node process", () => {
   it("says what to install when isolated-vm cannot be resolved", async () => {
     const engineOptions = `{ factory: createIsolatedVmFactory({ resolveFrom: ${JSON.stringify(join(emptyProject, "index.js"))} }) }`;
     expect(await executeInChild({ execArgv: ["--no-node-snapshot"], engineOptions })).toEqual({
+      processMode: "in-process",
       success: false,
       errorCode: "SANDBOX_ENGINE_UNAVAILABLE",
       error: `IsolateEngine cannot start: the package isolated-vm is not installed. ${isolatedVmInstallHint(nodeMajor)} (SANDBOX_ENGINE_UNAVAILABLE)`,
     });
+  });
+});
+
+/** A plain `node` (no --no-node-snapshot, no NODE_OPTIONS) running `body` as an ES module after importing the built package. */
+function plainNodeArgs(body: string, dist: URL = DIST): { args: string[]; env: NodeJS.ProcessEnv } {
+  if (!existsSync(DIST)) throw new Error("dist/index.js is missing: run `pnpm build` first");
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_PATH;
+  delete env.NODE_OPTIONS;
+  const script = `const { IsolateEngine } = await import(${JSON.stringify(dist.href)});\n${body}`;
+  return { args: ["--input-type=module", "-e", script], env };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function gone(pid: number, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+describe("IsolateEngine from a plain `node app.js` (helper process)", () => {
+  it("runs code, tool calls, logs, timeouts and memory limits, and destroy() leaves no helper", async () => {
+    const { args, env } = plainNodeArgs(`
+      const engine = new IsolateEngine({ timeout: 5000 });
+      const streamed = [];
+      const sum = await engine.execute("2 + 3");
+      const tool = await engine.execute(
+        "console.log('asking', n); await tools.echo({ n, at: new Date(0) })",
+        { n: 7 },
+        { onLog: (entry) => streamed.push(entry), hostCalls: { names: ["echo"], call: async (_name, input) => input } },
+      );
+      const slow = await engine.execute("for (;;) {}", {}, { timeout: 100 });
+      const bomb = await engine.execute("const a = []; for (;;) a.push(new Array(1e5).fill(1));", {}, { memoryLimit: 16 * 1024 * 1024 });
+      const pid = engine.helperPid;
+      await engine.destroy();
+      let alive = true;
+      try { process.kill(pid, 0); } catch { alive = false; }
+      process.stdout.write(JSON.stringify({
+        processMode: engine.processMode,
+        sum: sum.result,
+        tool: [tool.result.n, tool.result.at.toISOString(), tool.logs],
+        streamed,
+        slow: slow.errorCode,
+        bomb: bomb.errorCode,
+        helperIsChild: pid !== process.pid && typeof pid === "number",
+        helperAliveAfterDestroy: alive,
+      }));
+    `);
+    const { stdout } = await run(process.execPath, args, { env, timeout: 30_000 });
+    const log = [{ level: "log", message: "asking 7" }];
+    expect(JSON.parse(stdout)).toEqual({
+      processMode: "helper",
+      sum: 5,
+      tool: [7, "1970-01-01T00:00:00.000Z", log],
+      streamed: log,
+      slow: "SANDBOX_TIMEOUT",
+      bomb: "SANDBOX_MEMORY_EXCEEDED",
+      helperIsChild: true,
+      helperAliveAfterDestroy: false,
+    });
+  });
+
+  it("an idle helper does not keep the application alive, and exits with it", async () => {
+    const { args, env } = plainNodeArgs(`
+      const engine = new IsolateEngine();
+      const { result } = await engine.execute("2 + 3");
+      process.stdout.write(JSON.stringify({ result, pid: engine.helperPid }));
+      // no destroy(): the script simply ends
+    `);
+    const { stdout } = await run(process.execPath, args, { env, timeout: 30_000 });
+    const { result, pid } = JSON.parse(stdout) as { result: number; pid: number };
+    expect(result).toBe(5);
+    expect(await gone(pid)).toBe(true);
+  });
+
+  it("the helper exits when its application is killed (its IPC channel closes)", async () => {
+    const { args, env } = plainNodeArgs(`
+      const engine = new IsolateEngine();
+      await engine.execute("1");
+      process.stdout.write(String(engine.helperPid) + "\\n");
+      setInterval(() => {}, 1000);
+    `);
+    const app = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "inherit"] });
+    const pid = await new Promise<number>((resolve, reject) => {
+      let text = "";
+      app.stdout.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes("\n")) resolve(Number(text.trim()));
+      });
+      app.on("exit", () => reject(new Error("the application exited early")));
+    });
+    expect(isAlive(pid)).toBe(true);
+    const exited = new Promise((resolve) => app.on("exit", resolve));
+    app.kill("SIGKILL");
+    await exited;
+    expect(await gone(pid)).toBe(true);
+  });
+
+  it("says what to install when the helper cannot find isolated-vm", async () => {
+    // The built package in a project without isolated-vm (its two workspace dependencies linked in).
+    const project = mkdtempSync(join(tmpdir(), "suaveplan-helper-no-ivm-"));
+    try {
+      const scope = join(project, "node_modules", "@suaveplan");
+      mkdirSync(join(scope, "sandbox-isolate"), { recursive: true });
+      const root = fileURLToPath(new URL("..", import.meta.url));
+      cpSync(join(root, "package.json"), join(scope, "sandbox-isolate", "package.json"));
+      cpSync(join(root, "dist"), join(scope, "sandbox-isolate", "dist"), { recursive: true });
+      for (const dependency of ["sandbox-core", "sandbox-guest"]) {
+        symlinkSync(join(root, "..", dependency), join(scope, dependency), "dir");
+      }
+      const copy = pathToFileURL(join(scope, "sandbox-isolate", "dist", "index.js"));
+      const { args, env } = plainNodeArgs(
+        `
+        const engine = new IsolateEngine();
+        const result = await engine.execute("2 + 3");
+        await engine.destroy();
+        process.stdout.write(JSON.stringify({ processMode: engine.processMode, errorCode: result.errorCode, error: result.error }));
+      `,
+        copy,
+      );
+      const { stdout } = await run(process.execPath, args, { env, cwd: project, timeout: 30_000 });
+      expect(JSON.parse(stdout)).toEqual({
+        processMode: "helper",
+        errorCode: "SANDBOX_ENGINE_UNAVAILABLE",
+        error:
+          "IsolateEngine cannot start: the package isolated-vm is not installed. Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot` (SANDBOX_ENGINE_UNAVAILABLE)",
+      });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });

@@ -16,11 +16,9 @@ export class IsolatePool {
   constructor(
     private readonly factory: IsolateFactory,
     private readonly maxIdle: number,
-    /** Throws when no isolate may be created (isolated-vm missing, Node flags). */
-    private readonly check: () => void,
   ) {}
 
-  /** Lease an isolate with this heap limit (MiB). Throws what {@link IsolateSlot.create} or the check throws. */
+  /** Lease an isolate with this heap limit (MiB). Throws what {@link IsolateSlot.create} throws (isolated-vm unusable). */
   acquire(memoryLimitMiB: number): IsolateSlot {
     let slot: IsolateSlot | undefined;
     for (;;) {
@@ -72,7 +70,6 @@ export class IsolatePool {
   }
 
   private create(memoryLimitMiB: number): IsolateSlot {
-    this.check();
     return IsolateSlot.create(this.factory, memoryLimitMiB);
   }
 }

@@ -12,16 +12,15 @@ import {
 import {
   answerCall,
   buildExecutionRequest,
-  driverPlanOf,
-  GuestDriver,
+  type GuestOutcome,
   ModuleRegistry,
   type RequestDefaults,
   toSandboxResult,
   withoutCode,
 } from "@suaveplan/sandbox-guest";
+import { findHelperEntry, IsolateHelper } from "../internal/isolate-helper.js";
 import { IsolatePool } from "../internal/isolate-pool.js";
-import { createIsolateRealm } from "../internal/isolate-realm.js";
-import type { IsolateSlot } from "../internal/isolate-slot.js";
+import { type IsolateRun, startIsolateRun } from "../internal/isolate-run.js";
 import type { IsolateFactory, IsolateHeapStatistics } from "../isolate-factory/isolate-factory.js";
 import { createIsolatedVmFactory } from "../isolate-factory/isolated-vm-factory.js";
 import { isNodeSnapshotDisabled, needsNoNodeSnapshot } from "../node-snapshot/node-snapshot.js";
@@ -32,6 +31,14 @@ const MIB = 1024 * 1024;
 
 /** What to do when Node runs without `--no-node-snapshot` (see the README). */
 export type NodeSnapshotPolicy = "error" | "ignore";
+
+/**
+ * Where the isolates run: `"in-process"` in this process (needs `node
+ * --no-node-snapshot` on Node 20+), `"helper"` in one helper child process
+ * started with that flag, `"auto"` in-process when the flag is present (or
+ * not needed) and in the helper otherwise.
+ */
+export type IsolateProcessOption = "auto" | "in-process" | "helper";
 
 /** Constructor options of {@link IsolateEngine}; every field is optional. */
 export interface IsolateEngineOptions extends Partial<EngineLimits> {
@@ -44,9 +51,16 @@ export interface IsolateEngineOptions extends Partial<EngineLimits> {
   /** Console lines per execution, on top of the `maxOutputSize` byte cap; later lines are dropped. Default 10000. */
   maxLogLines?: number;
   /**
+   * Where the isolates run (see {@link IsolateProcessOption}). Default
+   * `"auto"`. `"helper"` also keeps a V8 or isolated-vm crash out of this
+   * process; it costs a message round trip per execution.
+   */
+  process?: IsolateProcessOption;
+  /**
    * On Node 20+ without `--no-node-snapshot`, isolated-vm can crash the whole
-   * process. `"error"` (default) refuses to create isolates and reports
-   * `SANDBOX_ENGINE_UNAVAILABLE`; `"ignore"` runs anyway at your own risk.
+   * process if it runs in it. `"error"` (default): never run isolates in such
+   * a process (`"auto"` then uses the helper; `"in-process"` throws at
+   * construction). `"ignore"`: run them in-process anyway, at your own risk.
    */
   nodeSnapshot?: NodeSnapshotPolicy;
 }
@@ -60,6 +74,12 @@ export const ISOLATE_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamsLogs: true,
   abortsRunningCode: true,
   measuresCpu: "isolate",
+});
+
+/** What the isolate engine guarantees in helper mode: the same, in a separate process. */
+export const ISOLATE_HELPER_CAPABILITIES: EngineCapabilities = Object.freeze({
+  ...ISOLATE_CAPABILITIES,
+  tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a heap limit (WebAssembly memory not counted), no host objects reachable; a crash of the helper fails its running executions, not the application",
 });
 
 /**
@@ -76,6 +96,10 @@ export const ISOLATE_CAPABILITIES: EngineCapabilities = Object.freeze({
  * microtask loops, promises and timers; exceeding `memoryLimit` disposes the
  * isolate (`SANDBOX_MEMORY_EXCEEDED`) and the next execution gets a new one.
  *
+ * Without `node --no-node-snapshot` on Node 20+ (or with `process: "helper"`)
+ * the isolates run in one helper child process per engine, behind the same
+ * API; see {@link IsolateProcessOption} and the README's "Helper process".
+ *
  * @example
  * await using engine = new IsolateEngine({ timeout: 1000 });
  * const { result } = await engine.execute("2 + 3"); // 5
@@ -83,18 +107,24 @@ export const ISOLATE_CAPABILITIES: EngineCapabilities = Object.freeze({
 export class IsolateEngine implements SandboxEngine, AsyncDisposable {
   /** Always `"isolate"`. */
   readonly name = "isolate" as const;
-  /** See {@link ISOLATE_CAPABILITIES}. */
-  readonly capabilities: EngineCapabilities = ISOLATE_CAPABILITIES;
+  /** {@link ISOLATE_CAPABILITIES}, or {@link ISOLATE_HELPER_CAPABILITIES} in helper mode. */
+  readonly capabilities: EngineCapabilities;
+  /** Where this engine's isolates run, as resolved from the `process` option. */
+  readonly processMode: "in-process" | "helper";
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
   private readonly defaults: RequestDefaults;
-  private readonly factory: IsolateFactory;
-  private readonly pool: IsolatePool;
+  private readonly local: { factory: IsolateFactory; pool: IsolatePool } | undefined;
+  private readonly helper: IsolateHelper | undefined;
   private readonly modules = new ModuleRegistry();
-  private readonly live = new Set<GuestDriver>();
+  private readonly live = new Set<{ abort(outcome: GuestOutcome): void; ended: Promise<unknown> }>();
   private destroyPromise: Promise<void> | undefined;
 
-  /** @throws SandboxError `SANDBOX_INVALID_CONFIG` when an option is invalid. */
+  /**
+   * @throws SandboxError `SANDBOX_INVALID_CONFIG` when an option is invalid;
+   * `SANDBOX_ENGINE_UNAVAILABLE` when isolates must run in-process and Node
+   * lacks `--no-node-snapshot`, or helper mode finds no built helper entry.
+   */
   constructor(options: IsolateEngineOptions = {}) {
     this.limits = parseEngineLimits(options);
     this.defaults = {
@@ -102,18 +132,16 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
       maxTimers: nonNegativeInteger(options.maxTimers, 1000, "maxTimers"),
       maxLogLines: nonNegativeInteger(options.maxLogLines, 10_000, "maxLogLines"),
     };
-    const nodeSnapshot = options.nodeSnapshot ?? "error";
-    if (nodeSnapshot !== "error" && nodeSnapshot !== "ignore") {
-      throw new SandboxError(
-        SANDBOX_CODES.INVALID_CONFIG,
-        `Invalid IsolateEngine option nodeSnapshot: expected "error" or "ignore" (got ${JSON.stringify(nodeSnapshot)})`,
-      );
-    }
-    this.factory = options.factory ?? createIsolatedVmFactory();
     const maxIdle = nonNegativeInteger(options.maxIdleIsolates, 1, "maxIdleIsolates");
-    this.pool = new IsolatePool(this.factory, maxIdle, () => {
-      if (nodeSnapshot === "error") refuseNodeSnapshot();
-    });
+    this.processMode = resolveProcessMode(options);
+    if (this.processMode === "helper") {
+      this.capabilities = ISOLATE_HELPER_CAPABILITIES;
+      this.helper = new IsolateHelper(helperEntry(), maxIdle);
+    } else {
+      this.capabilities = ISOLATE_CAPABILITIES;
+      const factory = options.factory ?? createIsolatedVmFactory();
+      this.local = { factory, pool: new IsolatePool(factory, maxIdle) };
+    }
   }
 
   /**
@@ -121,10 +149,11 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
    * the guest's (`SANDBOX_GUEST_ERROR`, `SANDBOX_SYNTAX_ERROR`,
    * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`,
    * `SANDBOX_MEMORY_EXCEEDED`), bad input (`SANDBOX_INVALID_OPTIONS`), an
-   * unusable isolated-vm (`SANDBOX_ENGINE_UNAVAILABLE`), `options.signal`
-   * (`SANDBOX_CANCELLED`: running code is stopped at once) and use after
-   * {@link destroy} (`SANDBOX_ENGINE_DISPOSED`). `options.hostCalls` answers
-   * the guest's `tools.<name>(input)`. Never rejects.
+   * unusable isolated-vm (`SANDBOX_ENGINE_UNAVAILABLE`), a helper process that
+   * died while the code ran (`SANDBOX_ENGINE_FAILED`; the next execution
+   * starts a new one), `options.signal` (`SANDBOX_CANCELLED`: running code is
+   * stopped at once) and use after {@link destroy} (`SANDBOX_ENGINE_DISPOSED`).
+   * `options.hostCalls` answers the guest's `tools.<name>(input)`. Never rejects.
    */
   async execute(
     code: string,
@@ -136,52 +165,53 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     if (!built.ok) return built.result;
     const { request, signal, hostCalls } = built;
     if (signal?.aborted === true) return cancelled();
-    let slot: IsolateSlot;
-    try {
-      slot = this.pool.acquire(toMiB(built.memoryLimit));
-    } catch (error) {
-      const errorCode = error instanceof SandboxError ? error.code : SANDBOX_CODES.ENGINE_FAILED;
-      return failure(errorCode, withoutCode(error));
+    const memoryLimitMiB = toMiB(built.memoryLimit);
+    if (this.helper !== undefined) {
+      const run = this.helper.run(request, memoryLimitMiB, { onLog: built.onLog, hostCalls });
+      const entry = { abort: (outcome: GuestOutcome) => run.abort(outcome), ended: run.result };
+      return this.track(entry, signal, () => run.result);
     }
-    let released!: () => void;
-    const slotBack = new Promise<void>((resolve) => {
-      released = resolve;
-    });
-    const driver = new GuestDriver(
-      // The isolate enforces whole MiB; a result may cost the host as much.
-      {
-        ...driverPlanOf(request, { onLog: built.onLog }),
-        maxResultBytes: slot.memoryLimitMiB * MIB,
+    const { pool, factory } = this.local as { factory: IsolateFactory; pool: IsolatePool };
+    let run: IsolateRun;
+    try {
+      run = startIsolateRun(pool, factory, request, memoryLimitMiB, {
+        onLog: built.onLog,
         onCall:
           hostCalls === undefined
             ? undefined
             : (call) => {
-                void answerCall(call, hostCalls).then((reply) => driver.reply(reply));
+                void answerCall(call, hostCalls).then((reply) => run.driver.reply(reply));
                 return undefined;
               },
-      },
-      createIsolateRealm({
-        slot,
-        factory: this.factory,
-        code: request.code,
-        maxTimers: request.maxTimers,
-        maxTimerCreations: request.maxTimerCreations,
-        onRelease: (back, reusable) => {
-          this.pool.release(back, reusable);
-          released();
-        },
-      }),
-    );
-    this.live.add(driver);
+      });
+    } catch (error) {
+      const errorCode = error instanceof SandboxError ? error.code : SANDBOX_CODES.ENGINE_FAILED;
+      return failure(errorCode, withoutCode(error));
+    }
+    const { driver } = run;
+    const entry = { abort: (outcome: GuestOutcome) => driver.abort(outcome), ended: run.ended };
+    return this.track(entry, signal, async () => {
+      const ended = await run.ended;
+      return toSandboxResult(ended.outcome, ended);
+    });
+  }
+
+  /** Keep `entry` abortable (signal, destroy) until `result` settled. */
+  private async track(
+    entry: { abort(outcome: GuestOutcome): void; ended: Promise<unknown> },
+    signal: AbortSignal | undefined,
+    result: () => Promise<SandboxResult>,
+  ): Promise<SandboxResult> {
+    this.live.add(entry);
     // The code runs on isolated-vm's thread: an abort stops it now (the isolate is disposed if it is busy).
-    const onAbort = () => driver.abort({ kind: "cancelled" });
+    const onAbort = () => entry.abort({ kind: "cancelled" });
     signal?.addEventListener("abort", onAbort, { once: true });
-    const ended = await driver.result;
-    signal?.removeEventListener("abort", onAbort);
-    this.live.delete(driver);
-    // A call the deadline overtook comes back in a moment: wait, so the next execution finds the warm isolate.
-    await slotBack;
-    return toSandboxResult(ended.outcome, ended);
+    try {
+      return await result();
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      this.live.delete(entry);
+    }
   }
 
   /**
@@ -210,21 +240,38 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
   /** Drop registered modules and dispose the warm isolates (running executions finish normally). */
   reset(): void {
     this.modules.clear();
-    this.pool.clearIdle();
+    this.local?.pool.clearIdle();
+    this.helper?.reset();
   }
 
   /**
    * Heap statistics (bytes) of the warm isolate, creating it when none is
-   * warm; `null` after {@link destroy}.
+   * warm; `null` after {@link destroy}. In-process mode only: a helper's
+   * isolates live in another process (use `result.usage.heapBytes`).
    *
-   * @throws SandboxError `SANDBOX_ENGINE_UNAVAILABLE` when no isolate can be created.
+   * @throws SandboxError `SANDBOX_ENGINE_UNAVAILABLE` when no isolate can be
+   * created, or in helper mode.
    */
   getHeapStatistics(): IsolateHeapStatistics | null {
     if (this.destroyPromise !== undefined) return null;
-    return { ...this.pool.warm(toMiB(this.limits.memoryLimit)).isolate.getHeapStatisticsSync() };
+    if (this.local === undefined) {
+      throw new SandboxError(
+        SANDBOX_CODES.ENGINE_UNAVAILABLE,
+        'IsolateEngine.getHeapStatistics() reads isolates in this process, and this engine runs them in its helper process; read each result\'s usage.heapBytes instead, or run the isolates in-process (start Node with --no-node-snapshot, or pass { process: "in-process" } where it has the flag)',
+      );
+    }
+    return { ...this.local.pool.warm(toMiB(this.limits.memoryLimit)).isolate.getHeapStatisticsSync() };
   }
 
-  /** End running executions (`SANDBOX_ENGINE_DISPOSED`) and dispose every isolate. Idempotent. */
+  /** The helper process's id while one runs (helper mode), else `undefined`. */
+  get helperPid(): number | undefined {
+    return this.helper?.pid;
+  }
+
+  /**
+   * End running executions (`SANDBOX_ENGINE_DISPOSED`) and dispose every
+   * isolate; in helper mode, kill the helper and wait until it exited. Idempotent.
+   */
   destroy(): Promise<void> {
     this.destroyPromise ??= this.destroyNow();
     return this.destroyPromise;
@@ -239,11 +286,12 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     // Not inside the caller's stack: it may be a console line the isolate waits on.
     await new Promise((resolve) => setImmediate(resolve));
     const running = [...this.live];
-    for (const driver of running) {
-      driver.abort({ kind: "disposed", message: "IsolateEngine was destroyed while the code ran" });
+    for (const entry of running) {
+      entry.abort({ kind: "disposed", message: "IsolateEngine was destroyed while the code ran" });
     }
-    await Promise.all(running.map((driver) => driver.result));
-    this.pool.close();
+    await Promise.all(running.map((entry) => entry.ended));
+    this.local?.pool.close();
+    await this.helper?.close();
     this.modules.clear();
   }
 }
@@ -255,12 +303,53 @@ function disposed(): SandboxResult {
   );
 }
 
-function refuseNodeSnapshot(): void {
-  if (!needsNoNodeSnapshot() || isNodeSnapshotDisabled()) return;
+/** Where isolates run for these options; throws a configuration that cannot work, with its fix. */
+function resolveProcessMode(options: IsolateEngineOptions): "in-process" | "helper" {
+  const nodeSnapshot = options.nodeSnapshot ?? "error";
+  if (nodeSnapshot !== "error" && nodeSnapshot !== "ignore") {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `Invalid IsolateEngine option nodeSnapshot: expected "error" or "ignore" (got ${JSON.stringify(nodeSnapshot)})`,
+    );
+  }
+  const mode = options.process ?? "auto";
+  if (mode !== "auto" && mode !== "in-process" && mode !== "helper") {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `Invalid IsolateEngine option process: expected "auto", "in-process" or "helper" (got ${JSON.stringify(mode)})`,
+    );
+  }
+  if (mode === "helper") {
+    if (options.factory !== undefined) {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        'Invalid IsolateEngine options: a factory cannot be used with process: "helper" (the helper process creates its isolates with isolated-vm itself); drop factory, or use process: "in-process"',
+      );
+    }
+    return "helper";
+  }
+  const safeHere = !needsNoNodeSnapshot() || isNodeSnapshotDisabled() || nodeSnapshot === "ignore";
+  if (safeHere) return "in-process";
+  if (mode === "auto" && options.factory === undefined) return "helper";
+  const why =
+    mode === "in-process"
+      ? 'process: "in-process" was asked for'
+      : "a factory was given, and a factory only runs in-process";
   throw new SandboxError(
     SANDBOX_CODES.ENGINE_UNAVAILABLE,
-    `IsolateEngine refuses to start: Node ${process.versions.node} runs with its startup snapshot, and isolated-vm requires \`node --no-node-snapshot\` on Node 20+ (without it V8's shared heap can crash the whole process). Start Node with --no-node-snapshot (test runners: pass it in the worker execArgv; NODE_OPTIONS also works), or pass { nodeSnapshot: "ignore" } to accept the risk`,
+    `IsolateEngine cannot run isolates in this process: Node ${process.versions.node} runs with its startup snapshot, and isolated-vm requires \`node --no-node-snapshot\` on Node 20+ (without it V8's shared heap can crash the whole process), but ${why}. Start Node with --no-node-snapshot (test runners: pass it in the worker execArgv; NODE_OPTIONS also works), or let the engine use its helper process (process: "auto" or "helper", no factory), or pass { nodeSnapshot: "ignore" } to accept the risk`,
   );
+}
+
+function helperEntry(): string {
+  const entry = findHelperEntry();
+  if (entry === undefined) {
+    throw new SandboxError(
+      SANDBOX_CODES.ENGINE_UNAVAILABLE,
+      "IsolateEngine cannot start its helper process: the built helper entry isolate-helper.js is missing from @suaveplan/sandbox-isolate; build the package (pnpm build) or reinstall it",
+    );
+  }
+  return entry;
 }
 
 function cancelled(): SandboxResult {

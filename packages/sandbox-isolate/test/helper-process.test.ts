@@ -1,0 +1,405 @@
+import { readFileSync } from "node:fs";
+import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
+import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  createIsolatedVmFactory,
+  ISOLATE_HELPER_CAPABILITIES,
+  IsolateEngine,
+  type IsolateEngineOptions,
+} from "../src/index.js";
+import { HELPER_BACKSTOP_MS, helperEnv } from "../src/internal/isolate-helper.js";
+
+// Helper mode against the real isolated-vm in a real child process (the built
+// dist/isolate-helper.js). vitest's workers have --no-node-snapshot, so these
+// force the helper with `process: "helper"`; test/node-host.test.ts runs
+// `"auto"` from a plain `node` without the flag.
+
+const MIB = 1024 * 1024;
+const live: IsolateEngine[] = [];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function engine(options: IsolateEngineOptions = {}): IsolateEngine {
+  const created = new IsolateEngine({ timeout: 10_000, ...options, process: "helper" });
+  live.push(created);
+  return created;
+}
+
+/** The whole result but for the measured fields. */
+function outcome(result: SandboxResult): Omit<SandboxResult, "duration" | "memoryUsed" | "usage"> {
+  const { duration: _duration, memoryUsed: _memoryUsed, usage: _usage, ...rest } = result;
+  return rest;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Wait until `pid` is gone (a SIGKILLed child may take a moment to be reaped), at most `ms`. */
+async function gone(pid: number, ms = 3000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
+function helperPid(of: IsolateEngine): number {
+  const pid = of.helperPid;
+  if (pid === undefined) throw new Error("no helper runs");
+  return pid;
+}
+
+afterEach(async () => {
+  await Promise.all(live.splice(0).map((e) => e.destroy()));
+});
+
+describe('IsolateEngine with process: "helper"', () => {
+  it("runs the code in a helper child process, started on the first execution", async () => {
+    const isolate = engine();
+    expect([isolate.processMode, isolate.helperPid]).toEqual(["helper", undefined]);
+    expect(outcome(await isolate.execute("2 + 3"))).toStrictEqual({ success: true, result: 5, logs: [] });
+    const pid = helperPid(isolate);
+    expect(pid).not.toBe(process.pid);
+    expect(outcome(await isolate.execute("[typeof process, typeof require]"))).toStrictEqual({
+      success: true,
+      result: ["undefined", "undefined"],
+      logs: [],
+    });
+    expect(isolate.helperPid).toBe(pid);
+  });
+
+  it("declares the same guarantees, naming the helper process in its tier", () => {
+    expect(engine().capabilities).toStrictEqual({
+      securityBoundary: true,
+      tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a heap limit (WebAssembly memory not counted), no host objects reachable; a crash of the helper fails its running executions, not the application",
+      enforcesMemoryLimit: true,
+      boundsAsyncWork: true,
+      streamsLogs: true,
+      abortsRunningCode: true,
+      measuresCpu: "isolate",
+    });
+    expect(engine().capabilities).toBe(ISOLATE_HELPER_CAPABILITIES);
+  });
+
+  it("answers tools.echo(x) through options.hostCalls, values through the codec both ways", async () => {
+    const isolate = engine();
+    const seen: unknown[] = [];
+    const hostCalls = {
+      names: ["echo", "broken"],
+      async call(name: string, input: unknown) {
+        seen.push([name, input]);
+        if (name === "broken") throw Object.assign(new Error("no such city"), { tool: "broken" });
+        return input;
+      },
+    };
+    const result = await isolate.execute(
+      "const back = await tools.echo({ at: new Date(5), m: new Map([[1, 2n]]) });\nlet failed;\ntry { await tools.broken(1); } catch (e) { failed = [e.name, e.message, e.tool]; }\n[back, failed]",
+      {},
+      { hostCalls },
+    );
+    expect(outcome(result)).toStrictEqual({
+      success: true,
+      result: [{ at: new Date(5), m: new Map([[1, 2n]]) }, ["Error", "no such city", "broken"]],
+      logs: [],
+    });
+    expect(seen).toEqual([
+      ["echo", { at: new Date(5), m: new Map([[1, 2n]]) }],
+      ["broken", 1],
+    ]);
+    expect(result.usage?.toolCalls).toBe(2);
+  });
+
+  it("streams each console line to onLog while the code still runs, in order", async () => {
+    const isolate = engine();
+    const streamed: LogEntry[] = [];
+    let streamedBeforeTheEnd = -1;
+    const result = await isolate.execute(
+      "console.log('first', { a: 1 }); console.warn('second'); await new Promise((r) => setTimeout(r, 200)); 'end'",
+      {},
+      {
+        onLog: (entry) => {
+          streamed.push(entry);
+          if (streamed.length === 2) setTimeout(() => (streamedBeforeTheEnd = streamed.length), 50);
+        },
+      },
+    );
+    const logs = [
+      { level: "log", message: "first { a: 1 }" },
+      { level: "warn", message: "second" },
+    ];
+    expect(outcome(result)).toStrictEqual({ success: true, result: "end", logs });
+    expect(streamed).toEqual(logs);
+    expect(streamedBeforeTheEnd).toBe(2);
+  });
+
+  it("times out sync loops and pending promises, and the same helper runs the next execution", async () => {
+    const isolate = engine();
+    expect(outcome(await isolate.execute("1"))).toStrictEqual({ success: true, result: 1, logs: [] });
+    const pid = helperPid(isolate);
+    for (const code of ["for (;;) {}", "await new Promise(() => {})"]) {
+      expect(outcome(await isolate.execute(code, {}, { timeout: 150 }))).toStrictEqual({
+        success: false,
+        error:
+          "Execution timed out after 150 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+        errorCode: SANDBOX_CODES.TIMEOUT,
+        logs: [],
+      });
+    }
+    expect(outcome(await isolate.execute("'usable'"))).toStrictEqual({
+      success: true,
+      result: "usable",
+      logs: [],
+    });
+    expect(isolate.helperPid).toBe(pid);
+  });
+
+  it("reports SANDBOX_MEMORY_EXCEEDED; the helper replaces the isolate and survives", async () => {
+    const isolate = engine({ memoryLimit: 16 * MIB });
+    expect((await isolate.execute("1")).success).toBe(true);
+    const pid = helperPid(isolate);
+    const bomb = await isolate.execute("const hoard = []; for (;;) hoard.push(new Array(1e5).fill(1));");
+    expect(outcome(bomb)).toStrictEqual({
+      success: false,
+      error: `Execution exceeded its memory limit of ${16 * MIB} bytes (SANDBOX_MEMORY_EXCEEDED)`,
+      errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
+      logs: [],
+    });
+    expect(outcome(await isolate.execute("'fresh isolate'"))).toStrictEqual({
+      success: true,
+      result: "fresh isolate",
+      logs: [],
+    });
+    expect(isolate.helperPid).toBe(pid);
+  });
+
+  it("options.signal cancels running code at once, and refuses an already aborted signal", async () => {
+    const isolate = engine({ timeout: 20_000 });
+    const controller = new AbortController();
+    const running = isolate.execute("console.log('started'); for (;;) {}", {}, { signal: controller.signal });
+    await sleep(300);
+    const abortedAt = performance.now();
+    controller.abort();
+    expect(outcome(await running)).toStrictEqual({
+      success: false,
+      error: "Execution was cancelled (SANDBOX_CANCELLED)",
+      errorCode: SANDBOX_CODES.CANCELLED,
+      logs: [{ level: "log", message: "started" }],
+    });
+    expect(performance.now() - abortedAt).toBeLessThan(100);
+    expect(outcome(await isolate.execute("1", {}, { signal: controller.signal }))).toStrictEqual({
+      success: false,
+      error: "Execution was cancelled before it started (SANDBOX_CANCELLED)",
+      errorCode: SANDBOX_CODES.CANCELLED,
+      logs: [],
+    });
+    // The busy isolate was disposed in the helper: the loop no longer runs there.
+    expect(outcome(await isolate.execute("'after'"))).toStrictEqual({
+      success: true,
+      result: "after",
+      logs: [],
+    });
+  });
+
+  it("serves concurrent executions from one helper, each with its own context, logs and result", async () => {
+    const isolate = engine();
+    const runs = [1, 2, 3, 4].map((n) =>
+      isolate.execute(
+        "globalThis.mine = n; console.log('run', n); await new Promise((r) => setTimeout(r, 50 * (5 - n))); [n, mine, n * 10]",
+        { n },
+      ),
+    );
+    const pid = helperPid(isolate);
+    expect((await Promise.all(runs)).map(outcome)).toStrictEqual(
+      [1, 2, 3, 4].map((n) => ({
+        success: true,
+        result: [n, n, n * 10],
+        logs: [{ level: "log", message: `run ${n}` }],
+      })),
+    );
+    expect(isolate.helperPid).toBe(pid);
+  });
+
+  it("passes registered modules to the helper, and reset() drops them", async () => {
+    const isolate = engine();
+    isolate.registerModule({ name: "rates", exports: { eur: 1.25 } });
+    isolate.registerModule({ name: "double", source: "module.exports = (x) => x * 2;" });
+    expect(outcome(await isolate.execute("double(amount * rates.eur)", { amount: 100 }))).toStrictEqual({
+      success: true,
+      result: 250,
+      logs: [],
+    });
+    isolate.reset();
+    expect(outcome(await isolate.execute("[typeof rates, typeof double]"))).toStrictEqual({
+      success: true,
+      result: ["undefined", "undefined"],
+      logs: [],
+    });
+  });
+
+  it("fails the running executions with SANDBOX_ENGINE_FAILED when the helper is killed, and starts a new one", async () => {
+    const isolate = engine();
+    expect((await isolate.execute("1")).success).toBe(true);
+    const pid = helperPid(isolate);
+    const running = [isolate.execute("for (;;) {}"), isolate.execute("await new Promise(() => {})")];
+    await sleep(200);
+    process.kill(pid, "SIGKILL");
+    const failed = {
+      success: false,
+      error: `The isolate helper process (pid ${pid}) was killed by SIGKILL while the code ran; the next execution starts a new helper (SANDBOX_ENGINE_FAILED)`,
+      errorCode: SANDBOX_CODES.ENGINE_FAILED,
+      logs: [],
+    };
+    expect((await Promise.all(running)).map(outcome)).toStrictEqual([failed, failed]);
+    expect(await gone(pid)).toBe(true);
+    expect(outcome(await isolate.execute("2 + 3"))).toStrictEqual({ success: true, result: 5, logs: [] });
+    expect(helperPid(isolate)).not.toBe(pid);
+  });
+
+  it.skipIf(process.platform === "win32")(
+    "ends a run the helper does not report in time as SANDBOX_TIMEOUT and replaces the stuck helper",
+    async () => {
+      const isolate = engine();
+      expect((await isolate.execute("1")).success).toBe(true);
+      const pid = helperPid(isolate);
+      process.kill(pid, "SIGSTOP"); // a helper that can no longer answer
+      const started = performance.now();
+      expect(outcome(await isolate.execute("2 + 3", {}, { timeout: 200 }))).toStrictEqual({
+        success: false,
+        error:
+          "Execution timed out after 200 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+        errorCode: SANDBOX_CODES.TIMEOUT,
+        logs: [],
+      });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(200 + HELPER_BACKSTOP_MS - 5);
+      expect(await gone(pid)).toBe(true);
+      expect(outcome(await isolate.execute("2 + 3"))).toStrictEqual({ success: true, result: 5, logs: [] });
+      expect(helperPid(isolate)).not.toBe(pid);
+    },
+  );
+
+  it("destroy() ends running executions, kills the helper and waits for it; idempotent", async () => {
+    const isolate = engine({ timeout: 20_000 });
+    expect((await isolate.execute("1")).success).toBe(true);
+    const pid = helperPid(isolate);
+    const running = isolate.execute("for (;;) {}");
+    await sleep(100);
+    const first = isolate.destroy();
+    expect(isolate.destroy()).toBe(first);
+    await first;
+    expect(isAlive(pid)).toBe(false);
+    expect(isolate.helperPid).toBeUndefined();
+    expect(outcome(await running)).toStrictEqual({
+      success: false,
+      error: "IsolateEngine was destroyed while the code ran (SANDBOX_ENGINE_DISPOSED)",
+      errorCode: SANDBOX_CODES.ENGINE_DISPOSED,
+      logs: [],
+    });
+    expect(outcome(await isolate.execute("1"))).toStrictEqual({
+      success: false,
+      error: "IsolateEngine was destroyed; create a new IsolateEngine to run code (SANDBOX_ENGINE_DISPOSED)",
+      errorCode: SANDBOX_CODES.ENGINE_DISPOSED,
+      logs: [],
+    });
+    expect(isolate.getHeapStatistics()).toBeNull();
+  });
+
+  it.skipIf(process.platform !== "linux")(
+    "gives the helper an explicit environment: none of the application's variables but time zone and locale",
+    async () => {
+      const key = "SUAVEPLAN_TEST_SECRET";
+      process.env[key] = "hunter2";
+      try {
+        const isolate = engine();
+        expect((await isolate.execute("1")).success).toBe(true);
+        const environ = readFileSync(`/proc/${helperPid(isolate)}/environ`, "utf8");
+        const names = environ
+          .split("\0")
+          .filter(Boolean)
+          .map((entry) => entry.slice(0, entry.indexOf("=")));
+        // NODE_CHANNEL_* is Node's own IPC set-up.
+        expect(
+          names.filter(
+            (name) => !/^(TZ|LANG|LC_ALL|NODE_CHANNEL_FD|NODE_CHANNEL_SERIALIZATION_MODE)$/.test(name),
+          ),
+        ).toEqual([]);
+        expect(names).not.toContain(key);
+      } finally {
+        delete process.env[key];
+      }
+      expect(
+        helperEnv({ TZ: "Europe/Oslo", LANG: "C.UTF-8", PATH: "/bin", AWS_SECRET_ACCESS_KEY: "x" }),
+      ).toEqual({
+        TZ: "Europe/Oslo",
+        LANG: "C.UTF-8",
+      });
+    },
+  );
+
+  it("keeps host paths and the helper's frames out of what the guest sees", async () => {
+    const isolate = engine();
+    const result = await isolate.execute(
+      "let caught;\ntry { await tools.fail(1); } catch (e) { caught = String(e.stack ?? e); }\nconst own = new Error('mine').stack;\n[caught, own]",
+      {},
+      {
+        hostCalls: {
+          names: ["fail"],
+          call: async () => {
+            throw new Error("no route");
+          },
+        },
+      },
+    );
+    expect(outcome(result)).toStrictEqual({
+      success: true,
+      result: ["Error: no route", "Error: mine\n    at sandbox.js:3:13"],
+      logs: [],
+    });
+    expect(outcome(await isolate.execute("throw new RangeError('too big')"))).toStrictEqual({
+      success: false,
+      error: "RangeError: too big (line 1, column 7) (SANDBOX_GUEST_ERROR)",
+      errorCode: SANDBOX_CODES.GUEST_ERROR,
+      logs: [],
+      guestError: {
+        name: "RangeError",
+        message: "too big",
+        stack: "RangeError: too big\n    at sandbox.js:1:7",
+        line: 1,
+        column: 7,
+      },
+    });
+  });
+
+  it("getHeapStatistics() says it is in-process only", () => {
+    expect(() => engine().getHeapStatistics()).toThrow(
+      expect.objectContaining({
+        code: SANDBOX_CODES.ENGINE_UNAVAILABLE,
+        message:
+          'IsolateEngine.getHeapStatistics() reads isolates in this process, and this engine runs them in its helper process; read each result\'s usage.heapBytes instead, or run the isolates in-process (start Node with --no-node-snapshot, or pass { process: "in-process" } where it has the flag) (SANDBOX_ENGINE_UNAVAILABLE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_UNAVAILABLE.md',
+      }),
+    );
+  });
+
+  it("refuses configurations that cannot work at construction, naming the fix", () => {
+    expect(() => new IsolateEngine({ process: "helper", factory: createIsolatedVmFactory() })).toThrow(
+      expect.objectContaining({
+        code: SANDBOX_CODES.INVALID_CONFIG,
+        message:
+          'Invalid IsolateEngine options: a factory cannot be used with process: "helper" (the helper process creates its isolates with isolated-vm itself); drop factory, or use process: "in-process" (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
+      }),
+    );
+    expect(() => new IsolateEngine({ process: "elsewhere" as "helper" })).toThrow(
+      expect.objectContaining({
+        code: SANDBOX_CODES.INVALID_CONFIG,
+        message:
+          'Invalid IsolateEngine option process: expected "auto", "in-process" or "helper" (got "elsewhere") (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
+      }),
+    );
+  });
+});
