@@ -234,8 +234,7 @@ describe("IsolateEngine from a plain `node app.js` (helper process)", () => {
       expect(JSON.parse(stdout)).toEqual({
         processMode: "helper",
         errorCode: "SANDBOX_ENGINE_UNAVAILABLE",
-        error:
-          "IsolateEngine cannot start: the package isolated-vm is not installed. Install the optional peer dependency with `npm i isolated-vm@5` (it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with `node --no-node-snapshot` (SANDBOX_ENGINE_UNAVAILABLE)",
+        error: `IsolateEngine cannot start: the package isolated-vm is not installed. ${isolatedVmInstallHint(nodeMajor)} (SANDBOX_ENGINE_UNAVAILABLE)`,
       });
     } finally {
       rmSync(project, { recursive: true, force: true });

@@ -16,5 +16,5 @@ export function isolatedVmMajorsFor(nodeMajor: number): readonly number[] {
 /** The `npm i` line for Node `nodeMajor`: the newest major that line supports. */
 export function isolatedVmInstallHint(nodeMajor: number): string {
   const majors = isolatedVmMajorsFor(nodeMajor);
-  return `Install the optional peer dependency with \`npm i isolated-vm@${majors[majors.length - 1]}\` (the newest major for Node ${nodeMajor}; it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches) and start Node 20+ with \`node --no-node-snapshot\``;
+  return `Install the optional peer dependency with \`npm i isolated-vm@${majors[majors.length - 1]}\` (the newest major for Node ${nodeMajor}; it builds a native addon: needs python3, make and a C++ compiler when no prebuilt binary matches); isolates run in this process under \`node --no-node-snapshot\`, in a helper process otherwise`;
 }
