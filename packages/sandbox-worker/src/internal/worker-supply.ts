@@ -1,3 +1,4 @@
+import { MIN_WORKER_MEMORY_BYTES } from "./resource-limits.js";
 import { startWorkerThread, type WorkerThread } from "./worker-thread.js";
 
 /** How long after a spare is taken the next one starts booting, unless the run ends first, in ms. */
@@ -77,7 +78,7 @@ export class WorkerSupply {
   }
 
   private refillAfter(delayMs: number): void {
-    if (this.closed || this.spare !== undefined) return;
+    if (this.closed || this.spare !== undefined || this.spareMemoryLimit < MIN_WORKER_MEMORY_BYTES) return;
     if (this.refill !== undefined) {
       if (delayMs > 0) return;
       clearTimeout(this.refill);

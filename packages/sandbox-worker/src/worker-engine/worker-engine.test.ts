@@ -299,14 +299,23 @@ describe("WorkerEngine", () => {
     });
   });
 
-  it("reports a memoryLimit too small to boot a worker as SANDBOX_MEMORY_EXCEEDED", async () => {
-    const engine = makeEngine({ memoryLimit: 2 * MIB });
-    expect(stable(await engine.execute("1"))).toStrictEqual({
-      success: false,
-      error: "Execution exceeded its memory limit of 2097152 bytes (SANDBOX_MEMORY_EXCEEDED)",
-      errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
-      logs: [],
-    });
+  // On Node 22/24 a worker started with 2–8 MiB can die of V8's fatal OOM while booting, taking
+  // the whole process (this test's) with it; the engine starts no worker below 12 MiB.
+  it.each([2 * MIB, 8 * MIB, 12 * MIB - 1])(
+    "reports a memoryLimit too small to boot a worker (%i bytes) as SANDBOX_MEMORY_EXCEEDED without starting one",
+    async (memoryLimit) => {
+      const engine = makeEngine({ memoryLimit });
+      const perCall = makeEngine();
+      const message = `Execution exceeded its memory limit of ${memoryLimit} bytes: a worker needs at least 12582912 bytes (12 MiB) to start, so none was started (SANDBOX_MEMORY_EXCEEDED)`;
+      const expected = { success: false, error: message, errorCode: SANDBOX_CODES.MEMORY_EXCEEDED, logs: [] };
+      expect(stable(await engine.execute("1"))).toStrictEqual(expected);
+      expect(stable(await perCall.execute("1", {}, { memoryLimit }))).toStrictEqual(expected);
+    },
+  );
+
+  it("runs at the smallest memoryLimit it accepts, 12 MiB", async () => {
+    const engine = makeEngine({ memoryLimit: 12 * MIB });
+    expect(stable(await engine.execute("6 * 7"))).toStrictEqual({ success: true, result: 42, logs: [] });
   });
 
   it("reports the guest heap growth inside the worker as memoryUsed", async () => {

@@ -15,6 +15,7 @@ import {
   toSandboxResult,
   withoutCode,
 } from "@suaveplan/sandbox-guest";
+import { MIN_WORKER_MEMORY_BYTES } from "../internal/resource-limits.js";
 import { WorkerRun } from "../internal/worker-run.js";
 import { WorkerSupply } from "../internal/worker-supply.js";
 import type { WorkerThread } from "../internal/worker-thread.js";
@@ -128,6 +129,13 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
     const { signal } = built;
     if (signal?.aborted === true) {
       return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
+    }
+    if (built.memoryLimit < MIN_WORKER_MEMORY_BYTES) {
+      return failure(
+        SANDBOX_CODES.MEMORY_EXCEEDED,
+        `Execution exceeded its memory limit of ${built.memoryLimit} bytes: a worker needs at least ${MIN_WORKER_MEMORY_BYTES} bytes (12 MiB) to start, so none was started`,
+        { duration: performance.now() - startedAt },
+      );
     }
     let thread: WorkerThread;
     try {
