@@ -91,12 +91,12 @@ describe("suaveplan-sandbox run", () => {
   it("names the code once when the engine's message ends with it", async () => {
     const run = await cli(["run", "--engine", "worker", "--memory", "1", "-e", "1"]);
     const json = await cli(["run", "--engine", "worker", "--memory", "1", "-e", "1", "--json"]);
-    expect(JSON.parse(json.stdout).error).toBe(
-      "Execution exceeded its memory limit of 1048576 bytes (SANDBOX_MEMORY_EXCEEDED)",
-    );
+    const message =
+      "Execution exceeded its memory limit of 1048576 bytes: a worker needs at least 12582912 bytes (12 MiB) to start, so none was started";
+    expect(JSON.parse(json.stdout).error).toBe(`${message} (SANDBOX_MEMORY_EXCEEDED)`);
     const line = run.stdout.split("\n").find((l) => l.startsWith("✘ worker:")) ?? "";
     expect(line).toMatch(
-      /^✘ worker: SANDBOX_MEMORY_EXCEEDED: Execution exceeded its memory limit of 1048576 bytes \(\d+\.\d ms\)$/,
+      /^✘ worker: SANDBOX_MEMORY_EXCEEDED: Execution exceeded its memory limit of 1048576 bytes: a worker needs at least 12582912 bytes \(12 MiB\) to start, so none was started \(\d+\.\d ms\)$/,
     );
     expect(line.split("SANDBOX_MEMORY_EXCEEDED").length - 1).toBe(1);
   });
