@@ -1,0 +1,75 @@
+import { createRequire } from "node:module";
+import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
+import { failure, type SandboxFailure } from "@suaveplan/sandbox-core/types";
+
+/** What amaro's `transformSync` throws for code it cannot strip (its swc error). */
+interface StripError {
+  code: "UnsupportedSyntax" | "InvalidSyntax" | string;
+  message: string;
+  startLine: number;
+  startColumn: number;
+}
+
+type Amaro = {
+  transformSync(source: string, options: { mode: "strip-only"; sourceMap?: boolean }): { code: string };
+};
+
+let amaro: Amaro | undefined;
+
+/** amaro (Node's own type stripper) is loaded on the first TypeScript input, never for JavaScript. */
+function loadAmaro(): Amaro {
+  amaro ??= createRequire(import.meta.url)("amaro") as Amaro;
+  return amaro;
+}
+
+/** Stripped JavaScript, or the failure a guest sees for TypeScript that cannot run. */
+export type StrippedTypes = { ok: true; code: string } | { ok: false; result: SandboxFailure };
+
+const STRIP_ONLY_HINT =
+  "TypeScript input only erases types (it does not compile), so constructs that would emit code (enum, namespace, parameter properties, <T>value assertions) are refused; rewrite it without them";
+
+/**
+ * Erase the types of a TypeScript snippet in place: every type annotation,
+ * interface, type alias, `as`/`satisfies`, `!` and generic argument becomes
+ * whitespace, so the JavaScript that runs has every character at its original
+ * line and column (a guest error's `line`/`column` point at the TypeScript).
+ * Code that does not parse resolves `SANDBOX_SYNTAX_ERROR` with the position;
+ * TypeScript that would need a transform (`enum`, `namespace`, parameter
+ * properties, `<T>x` assertions) resolves `SANDBOX_SYNTAX_ERROR` naming the
+ * construct. Never throws.
+ *
+ * @example
+ * stripTypes("const n: number = 41; n + 1");
+ * // { ok: true, code: "const n         = 41; n + 1" }
+ */
+export function stripTypes(code: string): StrippedTypes {
+  try {
+    return { ok: true, code: loadAmaro().transformSync(code, { mode: "strip-only", sourceMap: false }).code };
+  } catch (error) {
+    if (!isStripError(error)) throw error;
+    const line = error.startLine;
+    const column = error.startColumn + 1;
+    const message =
+      error.code === "UnsupportedSyntax"
+        ? `${error.message.replace(/ in (?:type )?strip(?:-only)? mode/, "").replace(/\.$/, "")}. ${STRIP_ONLY_HINT}`
+        : error.message;
+    return {
+      ok: false,
+      result: failure(
+        SANDBOX_CODES.SYNTAX_ERROR,
+        `SyntaxError: ${message} (line ${line}, column ${column})`,
+        {
+          guestError: { name: "SyntaxError", message, stack: "", line, column },
+        },
+      ),
+    };
+  }
+}
+
+function isStripError(error: unknown): error is StripError {
+  if (typeof error !== "object" || error === null) return false;
+  const e = error as Partial<StripError>;
+  return (
+    typeof e.message === "string" && typeof e.startLine === "number" && typeof e.startColumn === "number"
+  );
+}
