@@ -44,8 +44,27 @@ const STRIP_ONLY_HINT =
  */
 export function stripTypes(code: string): StrippedTypes {
   try {
-    return { ok: true, code: loadAmaro().transformSync(code, { mode: "strip-only", sourceMap: false }).code };
-  } catch (error) {
+    return { ok: true, code: strip(code) };
+  } catch (first) {
+    let error = first;
+    // Guest code may `return` at top level (it ends the run). amaro parses a module, so such code
+    // is stripped inside a function opened on line 1; the output has the input's length, so the
+    // code's own part is cut back out unchanged.
+    if (
+      isStripError(first) &&
+      first.code === "InvalidSyntax" &&
+      RETURN_OUTSIDE_FUNCTION.test(first.message)
+    ) {
+      try {
+        const wrapped = strip(`${WRAP_OPEN}${code}${WRAP_CLOSE}`);
+        return { ok: true, code: wrapped.slice(WRAP_OPEN.length, WRAP_OPEN.length + code.length) };
+      } catch (second) {
+        error =
+          isStripError(second) && second.startLine === 1
+            ? { ...second, startColumn: second.startColumn - WRAP_OPEN.length }
+            : second;
+      }
+    }
     if (!isStripError(error)) throw error;
     const line = error.startLine;
     const column = error.startColumn + 1;
@@ -64,6 +83,14 @@ export function stripTypes(code: string): StrippedTypes {
       ),
     };
   }
+}
+
+const RETURN_OUTSIDE_FUNCTION = /^Return statement is not allowed here/;
+const WRAP_OPEN = "async function sandbox() {";
+const WRAP_CLOSE = "\n}";
+
+function strip(code: string): string {
+  return loadAmaro().transformSync(code, { mode: "strip-only", sourceMap: false }).code;
 }
 
 function isStripError(error: unknown): error is StripError {
