@@ -76,7 +76,8 @@ export function createTypechecker(): Typechecker {
       if (on === undefined || entry.worker === on) settle(id, { ok: false, result: failure(code, text) });
   };
   const start = (): Worker => {
-    const started = new Worker(workerEntry());
+    // The caller's flags (--input-type, loaders, --conditions) are not the compiler's business.
+    const started = new Worker(workerEntry(), { execArgv: [] });
     started.on("message", (reply: Reply) => {
       if ("ready" in reply) return;
       if ("diagnostics" in reply) settle(reply.id, outcomeOf(reply.diagnostics));
