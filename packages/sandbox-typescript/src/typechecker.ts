@@ -27,6 +27,12 @@ export interface Typechecker extends AsyncDisposable {
    * never rejects.
    */
   check(request: TypecheckRequest): Promise<TypecheckOutcome>;
+  /**
+   * Start the worker and load the compiler and the library now, in the
+   * background (it does not keep the process alive), so the first check does
+   * not pay for them. Optional; a no-op once started.
+   */
+  warm(): void;
   /** End the worker (pending checks resolve `SANDBOX_ENGINE_DISPOSED`). Idempotent. */
   destroy(): Promise<void>;
 }
@@ -102,6 +108,13 @@ export function createTypechecker(): Typechecker {
   };
 
   const checker: Typechecker = {
+    warm() {
+      if (destroyed || worker !== undefined) return;
+      worker = start();
+      worker.unref();
+      // An empty program: the reply (to an id no check waits for) is dropped.
+      worker.postMessage({ id: -1, code: "", declarations: "" });
+    },
     check(request) {
       if (destroyed)
         return Promise.resolve({

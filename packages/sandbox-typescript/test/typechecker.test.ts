@@ -97,6 +97,34 @@ user.nmae;`;
     }
   });
 
+  it("warm() starts the compiler in the background without keeping the process alive", () => {
+    const entry = fileURLToPath(new URL("../dist/index.js", import.meta.url));
+    const script = `import { createTypechecker } from ${JSON.stringify(entry)};
+createTypechecker().warm();
+console.log("warming");`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect({ status: run.status, stdout: run.stdout, signal: run.signal }).toEqual({
+      status: 0,
+      stdout: "warming\n",
+      signal: null,
+    });
+  });
+
+  it("a warmed checker answers its first check", async () => {
+    const own = createTypechecker();
+    try {
+      own.warm();
+      own.warm();
+      const outcome = await own.check({ code: "const s: string = 1;" });
+      expect(outcome.ok ? [] : outcome.result.diagnostics?.map((d) => d.code)).toEqual([2322]);
+    } finally {
+      await own.destroy();
+    }
+  });
+
   it("an idle worker does not keep the process alive", () => {
     const entry = fileURLToPath(new URL("../dist/index.js", import.meta.url));
     const script = `import { createTypechecker } from ${JSON.stringify(entry)};

@@ -234,6 +234,8 @@ class SandboxFacade implements Sandbox {
     });
     this.resolver = new ModuleResolver(config.allowedModules);
     this.transformer = new CodeTransformer({ maxCodeLength: config.maxCodeLength });
+    // The compiler loads in the background (about a second) so the first typecheck does not wait for it.
+    if (toolConfig.typecheck) this.getTypechecker().warm();
   }
 
   async execute(
