@@ -59,9 +59,10 @@ type Reply =
  * while idle; `destroy()` ends it.
  *
  * @example
- * await using checker = createTypechecker();
+ * const checker = createTypechecker();
  * await checker.check({ code: "const n: number = 'x'" });
  * // { ok: false, result: { errorCode: "SANDBOX_TYPECHECK_FAILED", diagnostics: [{ line: 1, column: 7, code: 2322, … }], … } }
+ * await checker.destroy();
  */
 export function createTypechecker(): Typechecker {
   let worker: Worker | undefined;
