@@ -182,6 +182,7 @@ export interface SandboxSuccess<T = unknown> extends SandboxResultBase {
   error?: undefined;
   errorCode?: undefined;
   guestError?: undefined;
+  diagnostics?: undefined;
 }
 
 /** The run failed; `errorCode` says how (guest error, syntax, timeout, memory, cancelled, engine). */

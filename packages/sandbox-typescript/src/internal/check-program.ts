@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type { TypecheckDiagnostic } from "@suaveplan/sandbox-core/types";
 import type * as TS from "typescript";
 import { GUEST_GLOBALS } from "./guest-globals.js";
@@ -34,7 +35,7 @@ export function createProgramChecker(ts: typeof TS): (request: CheckRequest) => 
     allowUnreachableCode: true,
     moduleDetection: ts.ModuleDetectionKind.Auto,
   };
-  const libDir = ts.getDirectoryPath(ts.getDefaultLibFilePath(options));
+  const libDir = dirname(ts.getDefaultLibFilePath(options));
   const libFiles = new Map<string, TS.SourceFile | undefined>();
   const declarationFiles = new Map<string, TS.SourceFile>();
   let oldProgram: TS.Program | undefined;
@@ -84,7 +85,12 @@ export function createProgramChecker(ts: typeof TS): (request: CheckRequest) => 
         fileName === GUEST_FILE || fileName === GLOBALS_FILE || ts.sys.fileExists(fileName),
       readFile: (fileName) => ts.sys.readFile(fileName),
     };
-    const program = ts.createProgram({ rootNames: [GLOBALS_FILE, GUEST_FILE], options, host, oldProgram });
+    const program = ts.createProgram({
+      rootNames: [GLOBALS_FILE, GUEST_FILE],
+      options,
+      host,
+      ...(oldProgram === undefined ? {} : { oldProgram }),
+    });
     oldProgram = program;
     const found = [...program.getSyntacticDiagnostics(guest), ...program.getSemanticDiagnostics(guest)];
     return found
