@@ -1,7 +1,7 @@
 // Type stripping
 
 export { contextDeclarations } from "./context-declarations.js";
-export { type StrippedTypes, stripTypes } from "./strip-types.js";
+export { type StrippedTypes, stripModuleTypes, stripTypes } from "./strip-types.js";
 // Typecheck
 export {
   createTypechecker,

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
+import { SANDBOX_CODES, SandboxError, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
 import { failure, type SandboxFailure } from "@suaveplan/sandbox-core/types";
 
 /** What amaro's `transformSync` throws for code it cannot strip (its swc error). */
@@ -99,4 +99,25 @@ function isStripError(error: unknown): error is StripError {
   return (
     typeof e.message === "string" && typeof e.startLine === "number" && typeof e.startColumn === "number"
   );
+}
+
+/**
+ * A module whose `source` is TypeScript (`language: "typescript"`) with its
+ * types erased, ready to register; any other module as it is.
+ * @throws SandboxError `SANDBOX_INVALID_MODULE` naming the module, the reason and the position.
+ */
+export function stripModuleTypes<M extends { name?: unknown; source?: unknown; language?: unknown }>(
+  module: M,
+): M {
+  if (module === null || typeof module !== "object") return module;
+  if (module.language !== "typescript" || typeof module.source !== "string") return module;
+  const stripped = stripTypes(module.source);
+  if (!stripped.ok) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_MODULE,
+      `module ${String(module.name)}: ${withoutErrorCode(stripped.result.error)}`,
+    );
+  }
+  const { language: _language, ...rest } = module;
+  return { ...rest, source: stripped.code } as unknown as M;
 }

@@ -101,6 +101,7 @@ export const SandboxModuleSchema = z
     name: z.string().min(1).max(128).regex(IDENTIFIER, "must be a JavaScript identifier"),
     exports: z.unknown().optional(),
     source: z.string().optional(),
+    language: language.optional(),
   })
   .refine((mod) => mod.exports !== undefined || mod.source !== undefined, {
     message: "needs `exports` (plain data) or `source` (guest JavaScript)",

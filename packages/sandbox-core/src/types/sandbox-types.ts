@@ -241,6 +241,8 @@ export interface SandboxModule {
   exports?: unknown;
   /** Guest-side source assigning `module.exports`. */
   source?: string;
+  /** The language of `source`; `"typescript"` has its types erased in place at registration. Default `"javascript"`. */
+  language?: SandboxLanguage;
 }
 
 /** What an engine guarantees, as data (callers never special-case engine names). */

@@ -47,6 +47,7 @@ import {
 import {
   contextDeclarations,
   createTypechecker,
+  stripModuleTypes,
   stripTypes,
   type Typechecker,
 } from "@suaveplan/sandbox-typescript";
@@ -394,7 +395,8 @@ class SandboxFacade implements Sandbox {
 
   registerModule(module: SandboxModule): void {
     this.assertAlive();
-    this.resolver.register(module);
+    // TypeScript source is erased once, here; the resolver and the engines keep JavaScript.
+    this.resolver.register(stripModuleTypes(module));
   }
 
   unregisterModule(name: string): boolean {

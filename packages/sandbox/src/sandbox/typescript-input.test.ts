@@ -204,6 +204,31 @@ describe.each(ENGINES)("TypeScript input on the %s engine", (name) => {
     });
   });
 
+  it("registerModule({ source, language: 'typescript' }) erases the module's types too", async () => {
+    const source = `const double = (n: number): number => n * 2;
+module.exports = { double } satisfies Record<string, unknown>;`;
+    const engine = makeEngine[name]();
+    const sandbox = createSandbox({ engine: name, timeout: 10_000 });
+    try {
+      engine.registerModule({ name: "mathx", source, language: "typescript" });
+      sandbox.registerModule({ name: "mathx", source, language: "typescript" });
+      expect((await engine.execute("mathx.double(21)")).result).toBe(42);
+      expect((await sandbox.execute("mathx.double(21)")).result).toBe(42);
+      const bad = {
+        name: "broken",
+        source: "const x: number = 1;\nenum E { A }",
+        language: "typescript",
+      } as const;
+      const refusal =
+        "module broken: SyntaxError: TypeScript enum is not supported. TypeScript input only erases types (it does not compile), so constructs that would emit code (enum, namespace, parameter properties, <T>value assertions) are refused; rewrite it without them (line 2, column 1) (SANDBOX_INVALID_MODULE)";
+      expect(() => engine.registerModule(bad)).toThrow(refusal);
+      expect(() => sandbox.registerModule(bad)).toThrow(refusal);
+    } finally {
+      await engine.destroy();
+      await sandbox.destroy();
+    }
+  });
+
   it("runs TypeScript as JavaScript only when asked: by default it is a SyntaxError", async () => {
     const r = await engineOf(name).execute("const n: number = 41; n + 1");
     expect({ success: r.success, errorCode: r.errorCode }).toEqual({
