@@ -390,7 +390,8 @@ class SandboxFacade implements Sandbox {
     options?: SandboxExecuteOptions,
   ): Promise<SandboxRunResult> {
     const { code, context } = functionCallSource(fn, args);
-    return this.execute(code, context, options);
+    // A live function's source is JavaScript, whatever the sandbox's language.
+    return this.execute(code, context, { ...options, language: "javascript" });
   }
 
   registerModule(module: SandboxModule): void {
@@ -489,11 +490,8 @@ class SandboxFacade implements Sandbox {
       const stripped = stripTypes(code);
       if (!stripped.ok) return stripped.result;
       if (typescript.typecheck) {
-        const checked = await this.getTypechecker().check({
-          code,
-          declarations: typescript.declarations(),
-          timeoutMs: options.timeout ?? this.config.timeout,
-        });
+        // The check has its own limit (the typechecker's 10 s): the execution's timeout is the guest's.
+        const checked = await this.getTypechecker().check({ code, declarations: typescript.declarations() });
         if (!checked.ok) return checked.result;
         // The sandbox was destroyed while the compiler ran: nothing starts.
         if (this.destroyed)

@@ -388,6 +388,12 @@ process.exit(w.tempC);`,
     ]);
   });
 
+  it("executeFunction runs the function's JavaScript even in a typecheck sandbox", async () => {
+    const sandbox = make({ typecheck: true });
+    const r = await sandbox.executeFunction((a: number, b: number) => a * b, [6, 7]);
+    expect(outcome(r)).toEqual({ success: true, result: 42 });
+  });
+
   it("destroy() ends the typecheck worker; the sandbox refuses later runs", async () => {
     const sandbox = make({ typecheck: true });
     expect((await sandbox.execute("const n: number = 1; n")).result).toBe(1);
