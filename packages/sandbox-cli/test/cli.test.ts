@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -120,6 +120,75 @@ describe("suaveplan-sandbox run", () => {
     const run = await cli(["run", "-", "--engine", "spawn", "--context", '{"n": 6}', "--json"], "n * 7");
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).result).toBe(42);
+  });
+
+  it("runs a .ts or .mts FILE as TypeScript, on every engine alike", async () => {
+    const file = join(scratch, "snippet.ts");
+    writeFileSync(
+      file,
+      "interface P { x: number }\nconst p: P = { x: 41 };\nconsole.log('x is', p.x as number);\np.x + 1\n",
+    );
+    writeFileSync(join(scratch, "snippet.mts"), readFileSync(file, "utf8"));
+    const runs = await Promise.all([
+      cli(["run", file, "--engine", "all", "--json"]),
+      cli(["run", join(scratch, "snippet.mts"), "--json"]),
+    ]);
+    expect(runs.map((r) => r.code)).toEqual([0, 0]);
+    const all = JSON.parse(runs[0]?.stdout ?? "[]") as Array<Record<string, unknown>>;
+    expect(all.map((r) => [r.engine, r.success, r.result, r.logs])).toEqual(
+      ["vm", "worker", "spawn", "isolate"].map((engine) => [
+        engine,
+        true,
+        42,
+        [{ level: "log", message: "x is 41" }],
+      ]),
+    );
+    expect(JSON.parse(runs[1]?.stdout ?? "{}")).toMatchObject({ success: true, result: 42 });
+  });
+
+  it("--ts runs -e and stdin as TypeScript; without it, types are a SyntaxError", async () => {
+    const [inline, stdin, plain] = await Promise.all([
+      cli(["run", "-e", "const n: number = 41; n + 1", "--ts", "--json"]),
+      cli(["run", "-", "--ts", "--json"], "const n: number = 6;\nn * 7"),
+      cli(["run", "-e", "const n: number = 41; n + 1", "--json"]),
+    ]);
+    expect([inline.code, stdin.code, plain.code]).toEqual([0, 0, 1]);
+    expect(JSON.parse(inline.stdout).result).toBe(42);
+    expect(JSON.parse(stdin.stdout).result).toBe(42);
+    expect(JSON.parse(plain.stdout).errorCode).toBe("SANDBOX_SYNTAX_ERROR");
+  });
+
+  it("--typecheck fails before the code runs, printing each diagnostic at its line:column", async () => {
+    const file = join(scratch, "bad.ts");
+    writeFileSync(file, "console.log('ran');\nconst n: number = 41;\nconst s: string = n;\ns");
+    const run = await cli(["run", file, "--typecheck"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout.split("\n").slice(1)).toEqual([
+      expect.stringMatching(
+        /^✘ vm: SANDBOX_TYPECHECK_FAILED: TypeScript found 1 error, nothing ran: line 3, column 7: Type 'number' is not assignable to type 'string'\. \(TS2322\) \(\d+\.\d ms\)$/,
+      ),
+      "  3:7  TS2322  Type 'number' is not assignable to type 'string'.",
+      "",
+    ]);
+    const json = await cli(["run", "-e", "const n: number = 'x'", "--ts", "--typecheck", "--json"]);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      success: false,
+      errorCode: "SANDBOX_TYPECHECK_FAILED",
+      logs: [],
+      diagnostics: [
+        { line: 1, column: 7, message: "Type 'string' is not assignable to type 'number'.", code: 2322 },
+      ],
+    });
+    const ok = await cli(["run", "-e", "const n: number = 41; n + 1", "--ts", "--typecheck", "--json"]);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ success: true, result: 42 });
+  });
+
+  it("--typecheck without TypeScript input is a usage error", async () => {
+    const run = await cli(["run", "-e", "1", "--typecheck"]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({
+      code: 2,
+      stderr: "error: --typecheck needs TypeScript input: a .ts or .mts FILE, or --ts\n",
+    });
   });
 
   it("--tools loads an ES module of tools; --json carries the journal and usage", async () => {

@@ -123,12 +123,14 @@ export {
   type SandboxConfig,
   type SandboxEngine,
   type SandboxFailure,
+  type SandboxLanguage,
   type SandboxModule,
   type SandboxOptions,
   type SandboxPoolConfig,
   type SandboxResult,
   type SandboxSuccess,
   type SandboxUsage,
+  type TypecheckDiagnostic,
 } from "./types/index.js";
 
 // Code transformer: kept last, as its own export chunk.

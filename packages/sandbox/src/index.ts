@@ -28,10 +28,12 @@ export type {
   SandboxConfig,
   SandboxEngine,
   SandboxFailure,
+  SandboxLanguage,
   SandboxModule,
   SandboxOptions,
   SandboxResult,
   SandboxSuccess,
+  TypecheckDiagnostic,
 } from "@suaveplan/sandbox-core/types";
 // Host tools ("code mode")
 export {
@@ -61,5 +63,6 @@ export {
   type SandboxStatistics,
   type SandboxStreamChunk,
   type SandboxToolOptions,
+  type SandboxTypecheckOptions,
   unregisterEngine,
 } from "./sandbox/index.js";

@@ -21,10 +21,11 @@ function pack(packageName: string): string {
   return `file:./${tarball}`;
 }
 
-describe("a project that installs only sandbox-core + sandbox-guest + sandbox-vm", () => {
+describe("a project that installs only sandbox-core + sandbox-guest (+ sandbox-typescript) + sandbox-vm", () => {
   it("runs an execution from the packed tarballs without the other engines", () => {
     const core = pack("sandbox-core");
     const guest = pack("sandbox-guest");
+    const typescript = pack("sandbox-typescript");
     const vmEngine = pack("sandbox-vm");
     writeFileSync(
       join(work, "package.json"),
@@ -35,10 +36,15 @@ describe("a project that installs only sandbox-core + sandbox-guest + sandbox-vm
         dependencies: {
           "@suaveplan/sandbox-core": core,
           "@suaveplan/sandbox-guest": guest,
+          "@suaveplan/sandbox-typescript": typescript,
           "@suaveplan/sandbox-vm": vmEngine,
           "@opentelemetry/api": "1.9.0",
         },
-        overrides: { "@suaveplan/sandbox-core": core, "@suaveplan/sandbox-guest": guest },
+        overrides: {
+          "@suaveplan/sandbox-core": core,
+          "@suaveplan/sandbox-guest": guest,
+          "@suaveplan/sandbox-typescript": typescript,
+        },
       }),
     );
     writeFileSync(
@@ -49,8 +55,9 @@ describe("a project that installs only sandbox-core + sandbox-guest + sandbox-vm
         "const engine = new VmEngine({ timeout: 1000 });",
         "const ok = await engine.execute(\"console.log('hi'); 2 + 3\");",
         'const slow = await engine.execute("while (true) {}", {}, { timeout: 50 });',
+        'const ts = await engine.execute("const n: number = 41;\\nn + 1", {}, { language: "typescript" });',
         "await engine.destroy();",
-        "process.stdout.write(JSON.stringify({ result: ok.result, logs: ok.logs, timeout: slow.errorCode === SANDBOX_CODES.TIMEOUT }));",
+        "process.stdout.write(JSON.stringify({ result: ok.result, logs: ok.logs, timeout: slow.errorCode === SANDBOX_CODES.TIMEOUT, ts: ts.result }));",
       ].join("\n"),
     );
     execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], {
@@ -58,7 +65,12 @@ describe("a project that installs only sandbox-core + sandbox-guest + sandbox-vm
       stdio: "ignore",
     });
     const output = execFileSync(process.execPath, ["main.mjs"], { cwd: work, encoding: "utf8" });
-    expect(JSON.parse(output)).toEqual({ result: 5, logs: [{ level: "log", message: "hi" }], timeout: true });
+    expect(JSON.parse(output)).toEqual({
+      result: 5,
+      logs: [{ level: "log", message: "hi" }],
+      timeout: true,
+      ts: 42,
+    });
     for (const other of ["sandbox-worker", "sandbox-spawn", "sandbox-isolate", "sandbox"]) {
       expect(existsSync(join(work, "node_modules", "@suaveplan", other)), other).toBe(false);
     }

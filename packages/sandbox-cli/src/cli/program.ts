@@ -61,8 +61,14 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .description(
       "Execute JavaScript from FILE, -e CODE, or - (stdin) in a sandbox and print its logs and result.",
     )
-    .argument("[file]", "a JavaScript file, or - to read standard input")
+    .argument("[file]", "a JavaScript file (.ts or .mts: TypeScript), or - to read standard input")
     .option("-e, --eval <code>", "JavaScript to run instead of a file")
+    .option("--ts", "the code is TypeScript (for -e and stdin; implied by a .ts or .mts FILE)", false)
+    .option(
+      "--typecheck",
+      "type-check the TypeScript against the tools' declarations before it runs (needs the typescript package)",
+      false,
+    )
     .addOption(
       new Option("--engine <name>", "vm | worker | spawn | isolate, a comma list, or all").default("vm"),
     )
@@ -88,6 +94,9 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
         return;
       }
       const source = runSource(file, opts.eval as string | undefined);
+      const typescript = opts.ts === true || (source.kind === "file" && /\.m?ts$/i.test(source.path));
+      if (opts.typecheck === true && !typescript)
+        throw new UsageError("--typecheck needs TypeScript input: a .ts or .mts FILE, or --ts");
       exit(
         await runCommand(
           source,
@@ -99,6 +108,8 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
             ...(opts.maxOutput === undefined ? {} : { maxOutputBytes: opts.maxOutput as number }),
             context: opts.context as Record<string, unknown>,
             json: Boolean(opts.json),
+            language: typescript ? "typescript" : "javascript",
+            typecheck: opts.typecheck === true,
           },
           io,
         ),

@@ -7,6 +7,7 @@ import {
   ENGINE_NAMES,
   type EngineName,
   type LogEntry,
+  type SandboxLanguage,
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import type { CliIo } from "../cli/cli-io.js";
@@ -27,6 +28,10 @@ export interface RunOptions {
   json: boolean;
   /** Host tools the code may call as `await tools.<name>(input)`. */
   tools?: ToolSet;
+  /** The code's language (a `.ts`/`.mts` FILE or `--ts` is TypeScript). Default JavaScript. */
+  language?: SandboxLanguage;
+  /** `--typecheck`: check the TypeScript before it runs. */
+  typecheck?: boolean;
 }
 
 /** Import `--tools <module>`: its default export must be an object of tool definitions. */
@@ -113,6 +118,8 @@ function sandboxFor(engine: EngineName, options: RunOptions) {
       ...(options.memoryBytes === undefined ? {} : { memoryLimit: options.memoryBytes }),
       ...(options.maxOutputBytes === undefined ? {} : { maxOutputSize: options.maxOutputBytes }),
       ...(options.tools === undefined ? {} : { tools: options.tools }),
+      ...(options.language === undefined ? {} : { language: options.language }),
+      ...(options.typecheck === true ? { typecheck: true } : {}),
     });
   } catch (error) {
     if (error instanceof SandboxError) throw new UsageError(error.message);
@@ -160,7 +167,10 @@ function formatResult(engine: EngineName, result: SandboxResult): string {
   const at = error.lastIndexOf(tag);
   const rest = at === -1 ? "" : error.slice(at + tag.length);
   const message = at !== -1 && (rest === "" || /^; see \S+$/.test(rest)) ? error.slice(0, at) : error;
-  return `✘ ${engine}: ${code}: ${message} (${ms})\n`;
+  const diagnostics = (result.diagnostics ?? []).map(
+    (d) => `  ${d.line}:${d.column}  TS${d.code}  ${d.message.replaceAll("\n", " ")}\n`,
+  );
+  return `✘ ${engine}: ${code}: ${message} (${ms})\n${diagnostics.join("")}`;
 }
 
 function preview(value: unknown): string {

@@ -27,6 +27,7 @@ describe("error codes", () => {
       ENGINE_UNAVAILABLE: "SANDBOX_ENGINE_UNAVAILABLE",
       GUEST_ERROR: "SANDBOX_GUEST_ERROR",
       SYNTAX_ERROR: "SANDBOX_SYNTAX_ERROR",
+      TYPECHECK_FAILED: "SANDBOX_TYPECHECK_FAILED",
       RESULT_NOT_TRANSFERABLE: "SANDBOX_RESULT_NOT_TRANSFERABLE",
       CANCELLED: "SANDBOX_CANCELLED",
       WORKER_FAILED: "SANDBOX_WORKER_FAILED",
@@ -35,8 +36,8 @@ describe("error codes", () => {
       STREAM_CLOSED: "SANDBOX_STREAM_CLOSED",
     });
     const values = Object.values(SANDBOX_CODES);
-    expect(values).toHaveLength(20);
-    expect(new Set(values).size).toBe(20);
+    expect(values).toHaveLength(21);
+    expect(new Set(values).size).toBe(21);
     for (const [name, code] of Object.entries(SANDBOX_CODES)) expect(code).toBe(`SANDBOX_${name}`);
     expect(Object.isFrozen(SANDBOX_CODES)).toBe(true);
     expect(() => {

@@ -11,6 +11,7 @@ import {
   type SandboxOptions,
 } from "../types/sandbox-types.js";
 
+const language = z.enum(["javascript", "typescript"]);
 const milliseconds = z.number().int().positive().max(MAX_TIMER_MS);
 const bytes = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
@@ -26,6 +27,7 @@ export const SANDBOX_DEFAULTS: Readonly<
   allowedModules: ["Math", "JSON", "Date"],
   rateLimitWindow: 60_000,
   enableAudit: true,
+  language: "javascript",
 });
 
 /** Schema of `config.pool` as users write it. */
@@ -60,6 +62,7 @@ export const SandboxConfigPartialSchema = z.strictObject({
   maxExecutionsPerWindow: z.number().int().positive().optional(),
   rateLimitWindow: milliseconds.optional(),
   enableAudit: z.boolean().optional(),
+  language: language.optional(),
   pool: SandboxPoolConfigSchema.optional(),
   engineOptions: z.record(z.string(), z.unknown()).optional(),
 });
@@ -69,6 +72,7 @@ export type SandboxConfigInput = z.input<typeof SandboxConfigPartialSchema>;
 
 /** Schema of per-execution options. */
 export const SandboxOptionsSchema = z.strictObject({
+  language: language.optional(),
   timeout: milliseconds.optional(),
   memoryLimit: bytes.optional(),
   maxOutputSize: bytes.optional(),
@@ -97,6 +101,7 @@ export const SandboxModuleSchema = z
     name: z.string().min(1).max(128).regex(IDENTIFIER, "must be a JavaScript identifier"),
     exports: z.unknown().optional(),
     source: z.string().optional(),
+    language: language.optional(),
   })
   .refine((mod) => mod.exports !== undefined || mod.source !== undefined, {
     message: "needs `exports` (plain data) or `source` (guest JavaScript)",
@@ -171,6 +176,7 @@ export function parseSandboxConfig(input: unknown = {}): SandboxConfig {
     maxExecutionsPerWindow: partial.maxExecutionsPerWindow,
     rateLimitWindow: partial.rateLimitWindow ?? SANDBOX_DEFAULTS.rateLimitWindow,
     enableAudit: partial.enableAudit ?? SANDBOX_DEFAULTS.enableAudit,
+    language: partial.language ?? SANDBOX_DEFAULTS.language,
     pool: partial.pool,
     engineOptions: Object.freeze({ ...(partial.engineOptions ?? {}) }),
   };

@@ -95,6 +95,21 @@ describe("schemas", () => {
     expect(parseSandboxOptions(undefined)).toEqual({});
   });
 
+  it("takes a language per execution, per sandbox and per module, naming the field when it is not one", () => {
+    expect(parseSandboxOptions({ language: "typescript" })).toEqual({ language: "typescript" });
+    expect(parseSandboxConfig({ language: "typescript" }).language).toBe("typescript");
+    expect(parseSandboxConfig().language).toBe("javascript");
+    expect(thrown(() => parseSandboxOptions({ language: "python" })).message).toBe(
+      'Invalid execution options: options.language: Invalid option: expected one of "javascript"|"typescript" (got "python") (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md',
+    );
+    expect(thrown(() => parseSandboxConfig({ language: "TS" })).message).toBe(
+      'Invalid sandbox config: config.language: Invalid option: expected one of "javascript"|"typescript" (got "TS") (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
+    );
+    expect(thrown(() => parseSandboxModule({ name: "m", source: "1", language: 1 })).message).toBe(
+      'Invalid module: module.language: Invalid option: expected one of "javascript"|"typescript" (got 1) (SANDBOX_INVALID_MODULE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_MODULE.md',
+    );
+  });
+
   it("raises INVALID_MODULE for malformed modules", () => {
     const error = thrown(() => parseSandboxModule({ name: "1bad", exports: {} }));
     expect(error.code).toBe("SANDBOX_INVALID_MODULE");

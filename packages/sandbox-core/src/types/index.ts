@@ -15,10 +15,12 @@ export {
   type SandboxConfig,
   type SandboxEngine,
   type SandboxFailure,
+  type SandboxLanguage,
   type SandboxModule,
   type SandboxOptions,
   type SandboxPoolConfig,
   type SandboxResult,
   type SandboxSuccess,
   type SandboxUsage,
+  type TypecheckDiagnostic,
 } from "./sandbox-types.js";

@@ -66,14 +66,27 @@ export interface SandboxConfig {
   rateLimitWindow: number;
   /** Record an audit entry per execution. */
   enableAudit: boolean;
+  /** The language of guest code unless an execution says otherwise. Default `"javascript"`. */
+  language: SandboxLanguage;
   /** Run through a `SandboxPool` when set. */
   pool: SandboxPoolConfig | undefined;
   /** Engine-specific options, handed to the engine's factory as they are (e.g. spawn's `env`, isolate's `maxTimers`). */
   engineOptions: Readonly<Record<string, unknown>>;
 }
 
+/** The language guest code is written in. TypeScript has its types erased in place before it runs. */
+export type SandboxLanguage = "javascript" | "typescript";
+
 /** Per-execution overrides. */
 export interface SandboxOptions {
+  /**
+   * The language of `code`. `"typescript"` erases the types in place
+   * (positions are kept, so errors name the original line and column) before
+   * the code is prepared; TypeScript that would need compiling (`enum`,
+   * `namespace`, parameter properties) resolves `SANDBOX_SYNTAX_ERROR`.
+   * Default `"javascript"` (or the sandbox's `language`).
+   */
+  language?: SandboxLanguage;
   /** Wall-clock limit for this execution, in ms. */
   timeout?: number;
   /** Heap limit for this execution, in bytes. */
@@ -169,6 +182,7 @@ export interface SandboxSuccess<T = unknown> extends SandboxResultBase {
   error?: undefined;
   errorCode?: undefined;
   guestError?: undefined;
+  diagnostics?: undefined;
 }
 
 /** The run failed; `errorCode` says how (guest error, syntax, timeout, memory, cancelled, engine). */
@@ -181,6 +195,20 @@ export interface SandboxFailure extends SandboxResultBase {
   errorCode: SandboxCode;
   /** Set for `SANDBOX_GUEST_ERROR` and `SANDBOX_SYNTAX_ERROR`: what the guest threw, with its location. */
   guestError?: GuestErrorInfo;
+  /** Set for `SANDBOX_TYPECHECK_FAILED`: what the TypeScript compiler reported, in code order. */
+  diagnostics?: TypecheckDiagnostic[];
+}
+
+/** One TypeScript compiler error in guest code (`typecheck: true`). */
+export interface TypecheckDiagnostic {
+  /** 1-based line in the code as written. */
+  line: number;
+  /** 1-based column in the code as written. */
+  column: number;
+  /** The compiler's message (chained messages joined by newlines). */
+  message: string;
+  /** The compiler's error number, e.g. `2322` (shown as `TS2322`). */
+  code: number;
 }
 
 /**
@@ -213,6 +241,8 @@ export interface SandboxModule {
   exports?: unknown;
   /** Guest-side source assigning `module.exports`. */
   source?: string;
+  /** The language of `source`; `"typescript"` has its types erased in place at registration. Default `"javascript"`. */
+  language?: SandboxLanguage;
 }
 
 /** What an engine guarantees, as data (callers never special-case engine names). */

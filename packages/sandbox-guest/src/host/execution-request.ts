@@ -10,6 +10,7 @@ import {
   type SandboxFailure,
   type SandboxOptions,
 } from "@suaveplan/sandbox-core/types";
+import { stripTypes } from "@suaveplan/sandbox-typescript";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { DriverPlan, SourceModule } from "../driver/guest-driver.js";
 import { described } from "../outcome/to-sandbox-result.js";
@@ -88,8 +89,15 @@ export function buildExecutionRequest(
 ): BuiltRequest {
   const checked = checkExecutionInput(code, context, options);
   if (!checked.ok) return checked;
-  const source = checked.code;
   const resolved = checked.options;
+  // TypeScript is erased in place (every position kept), so everything after this sees JavaScript
+  // and guest errors still name the original line:column.
+  let source = checked.code;
+  if (resolved.language === "typescript") {
+    const stripped = stripTypes(source);
+    if (!stripped.ok) return { ok: false, result: stripped.result };
+    source = stripped.code;
+  }
   const memoryLimit = resolved.memoryLimit ?? defaults.memoryLimit;
   const contextText = encodeContext(context, memoryLimit);
   if (typeof contextText !== "string") return { ok: false, result: contextText };

@@ -1,6 +1,7 @@
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { parseSandboxModule } from "@suaveplan/sandbox-core/schemas";
 import type { SandboxModule } from "@suaveplan/sandbox-core/types";
+import { stripModuleTypes } from "@suaveplan/sandbox-typescript";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { SourceModule } from "../driver/guest-driver.js";
 import { MODULE_WRAPPER_CLOSE, MODULE_WRAPPER_OPEN } from "../kernel/kernel-source.js";
@@ -38,7 +39,7 @@ export class ModuleRegistry {
    * @throws SandboxError `SANDBOX_INVALID_MODULE` naming the module and the reason.
    */
   register(module: SandboxModule): void {
-    const parsed = parseSandboxModule(module);
+    const parsed = stripModuleTypes(parseSandboxModule(module));
     let entry: Entry;
     if (parsed.source !== undefined) {
       const refusal = refuseDynamicImport(parsed.source) ?? this.checkSource(parsed.name, parsed.source);

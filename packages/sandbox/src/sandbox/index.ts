@@ -15,4 +15,5 @@ export {
   type SandboxStatistics,
   type SandboxStreamChunk,
   type SandboxToolOptions,
+  type SandboxTypecheckOptions,
 } from "./sandbox.js";

@@ -44,6 +44,13 @@ import {
   type ToolSet,
   toolDeclarations,
 } from "@suaveplan/sandbox-tools";
+import {
+  contextDeclarations,
+  createTypechecker,
+  stripModuleTypes,
+  stripTypes,
+  type Typechecker,
+} from "@suaveplan/sandbox-typescript";
 import { type EngineFactory, engineLoader } from "./engine-registry.js";
 import { functionCallSource } from "./function-source.js";
 import { ModuleSyncedEngine } from "./module-synced-engine.js";
@@ -59,11 +66,24 @@ export interface SandboxToolOptions extends ToolLimits {
   approveToolCall?: ApproveToolCall | undefined;
 }
 
-/** What `createSandbox` accepts: the core config plus host tools. */
-export type CreateSandboxConfig = SandboxConfigInput & SandboxToolOptions;
+/** TypeScript checking: what `createSandbox` and `execute` accept besides `language`. */
+export interface SandboxTypecheckOptions {
+  /**
+   * Type-check TypeScript code (`language: "typescript"`) before anything
+   * runs, against the tools' declarations ({@link Sandbox.toolDeclarations}),
+   * the context globals, the ES2023 library and the guest globals (`console`,
+   * timers). Errors resolve `SANDBOX_TYPECHECK_FAILED` with `diagnostics`;
+   * no guest code and no tool handler runs. Needs the `typescript` package.
+   * The compiler runs on a worker thread that `destroy()` ends. Default false.
+   */
+  typecheck?: boolean | undefined;
+}
 
-/** Per-execution options: the core ones plus host tools. */
-export type SandboxExecuteOptions = SandboxOptions & SandboxToolOptions;
+/** What `createSandbox` accepts: the core config plus host tools and typecheck. */
+export type CreateSandboxConfig = SandboxConfigInput & SandboxToolOptions & SandboxTypecheckOptions;
+
+/** Per-execution options: the core ones plus host tools and typecheck. */
+export type SandboxExecuteOptions = SandboxOptions & SandboxToolOptions & SandboxTypecheckOptions;
 
 /** What the facade's `execute` resolves: the engine's result plus the journal of the run's tool calls. */
 export type SandboxRunResult<T = unknown> = SandboxResult<T> & {
@@ -132,9 +152,20 @@ export interface Sandbox extends AsyncDisposable {
  * await sandbox.destroy();
  */
 export function createSandbox(config: CreateSandboxConfig = {}): Sandbox {
-  const { tools, approveToolCall, maxToolCalls, maxConcurrentToolCalls, maxToolPayloadBytes, ...core } =
-    config ?? {};
+  const {
+    tools,
+    approveToolCall,
+    maxToolCalls,
+    maxConcurrentToolCalls,
+    maxToolPayloadBytes,
+    typecheck,
+    ...core
+  } = config ?? {};
   const parsed = parseSandboxConfig(core);
+  const typecheckProblem = checkTypecheck(typecheck, parsed.language, "config");
+  if (typecheckProblem !== undefined) {
+    throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, `Invalid sandbox config: ${typecheckProblem}`);
+  }
   // An engine nobody registered fails here, naming the ones that exist, not at the first call.
   engineLoader(parsed.engine);
   if (approveToolCall !== undefined && typeof approveToolCall !== "function") {
@@ -147,6 +178,7 @@ export function createSandbox(config: CreateSandboxConfig = {}): Sandbox {
     tools: normaliseTools(tools, "config"),
     limits: resolveToolLimits({ maxToolCalls, maxConcurrentToolCalls, maxToolPayloadBytes }, "config"),
     approve: approveToolCall,
+    typecheck: typecheck === true,
   };
   return new SandboxFacade(parsed, toolConfig);
 }
@@ -155,6 +187,24 @@ interface ToolConfig {
   tools: NormalisedToolSet;
   limits: ToolLimits;
   approve: ApproveToolCall | undefined;
+  /** The sandbox-level `typecheck` (it applies to TypeScript executions). */
+  typecheck: boolean;
+}
+
+/** Why a `typecheck` value is refused, naming the field; undefined when it is fine. */
+function checkTypecheck(value: unknown, language: string, root: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "boolean") return `${root}.typecheck: must be a boolean (got ${typeof value})`;
+  if (value && language !== "typescript")
+    return `${root}.typecheck: needs language "typescript" (set ${root}.language); JavaScript is not type-checked`;
+  return undefined;
+}
+
+/** How one execution's TypeScript is handled: erased, and checked first when `typecheck`. */
+interface TypeScriptPlan {
+  typecheck: boolean;
+  /** The declarations the program is checked against (tools, context and module globals). */
+  declarations: () => string;
 }
 
 type Runner = Pick<SandboxEngine, "execute" | "destroy">;
@@ -170,6 +220,7 @@ class SandboxFacade implements Sandbox {
   private destroyed = false;
   private destroying: Promise<void> | undefined;
   private capabilities: EngineCapabilities | undefined;
+  private typechecker: Typechecker | undefined;
 
   constructor(
     config: SandboxConfig,
@@ -184,6 +235,8 @@ class SandboxFacade implements Sandbox {
     });
     this.resolver = new ModuleResolver(config.allowedModules);
     this.transformer = new CodeTransformer({ maxCodeLength: config.maxCodeLength });
+    // The compiler loads in the background (about a second) so the first typecheck does not wait for it.
+    if (toolConfig.typecheck) this.getTypechecker().warm();
   }
 
   async execute(
@@ -192,14 +245,28 @@ class SandboxFacade implements Sandbox {
     options?: SandboxExecuteOptions,
   ): Promise<SandboxRunResult> {
     const started = performance.now();
-    const { tools, approveToolCall, maxToolCalls, maxConcurrentToolCalls, maxToolPayloadBytes, ...core } =
-      options ?? {};
+    const {
+      tools,
+      approveToolCall,
+      maxToolCalls,
+      maxConcurrentToolCalls,
+      maxToolPayloadBytes,
+      typecheck,
+      ...core
+    } = options ?? {};
     // The same check every engine makes: bad input resolves SANDBOX_INVALID_OPTIONS, it never throws.
     const checked = checkExecutionInput(code, context, options === undefined ? undefined : core);
     if (!checked.ok) return { ...checked.result, calls: [] };
+    const language = checked.options.language ?? this.config.language;
+    const typecheckProblem = checkTypecheck(typecheck, language, "options");
+    if (typecheckProblem !== undefined) {
+      const failed = failure(SANDBOX_CODES.INVALID_OPTIONS, `Invalid execution options: ${typecheckProblem}`);
+      return { ...failed, calls: [] };
+    }
     let runner: ToolRunner | undefined;
+    let toolSet: NormalisedToolSet;
     try {
-      const toolSet = mergeTools(this.toolConfig.tools, normaliseTools(tools, "options"));
+      toolSet = mergeTools(this.toolConfig.tools, normaliseTools(tools, "options"));
       if (approveToolCall !== undefined && typeof approveToolCall !== "function") {
         throw new SandboxError(
           SANDBOX_CODES.INVALID_OPTIONS,
@@ -229,11 +296,20 @@ class SandboxFacade implements Sandbox {
       return { ...failed, calls: [] };
     }
     const span = startExecutionSpan(this.config.engine);
+    // The engine is handed JavaScript: TypeScript is erased (and checked) here, before the transformer.
+    const { language: _language, ...engineCore } = checked.options;
     const engineOptions: SandboxOptions =
-      runner === undefined ? checked.options : { ...checked.options, hostCalls: runner };
+      runner === undefined ? engineCore : { ...engineCore, hostCalls: runner };
+    const typescript: TypeScriptPlan | undefined =
+      language !== "typescript"
+        ? undefined
+        : {
+            typecheck: typecheck ?? this.toolConfig.typecheck,
+            declarations: () => this.declarationsFor(toolSet, context),
+          };
     let result: SandboxResult;
     try {
-      result = await inSpan(span, () => this.run(checked.code, context ?? {}, engineOptions));
+      result = await inSpan(span, () => this.run(checked.code, context ?? {}, engineOptions, typescript));
     } finally {
       // Whatever ended the run (result, timeout, cancel, memory), pending calls are aborted and their answers dropped.
       runner?.abortAll("the execution ended");
@@ -253,6 +329,22 @@ class SandboxFacade implements Sandbox {
 
   toolDeclarations(): string {
     return toolDeclarations(this.toolConfig.tools);
+  }
+
+  /** What a TypeScript program is checked against: the run's tools, its context globals and the registered modules. */
+  private declarationsFor(toolSet: NormalisedToolSet, context: Record<string, unknown> | undefined): string {
+    const globals: Record<string, unknown> = {};
+    // A source module's value is only known once it ran: `any` (a symbol reads as any).
+    for (const mod of this.resolver.getRegisteredModules())
+      globals[mod.name] = mod.source === undefined ? mod.exports : UNKNOWN_VALUE;
+    Object.assign(globals, context ?? {});
+    return `${toolDeclarations(toolSet)}\n${contextDeclarations(globals)}`;
+  }
+
+  /** The sandbox's typechecker: its worker (and the compiler) start on the first typecheck. */
+  private getTypechecker(): Typechecker {
+    this.typechecker ??= createTypechecker();
+    return this.typechecker;
   }
 
   executeStream(
@@ -298,12 +390,14 @@ class SandboxFacade implements Sandbox {
     options?: SandboxExecuteOptions,
   ): Promise<SandboxRunResult> {
     const { code, context } = functionCallSource(fn, args);
-    return this.execute(code, context, options);
+    // A live function's source is JavaScript, whatever the sandbox's language.
+    return this.execute(code, context, { ...options, language: "javascript" });
   }
 
   registerModule(module: SandboxModule): void {
     this.assertAlive();
-    this.resolver.register(module);
+    // TypeScript source is erased once, here; the resolver and the engines keep JavaScript.
+    this.resolver.register(stripModuleTypes(module));
   }
 
   unregisterModule(name: string): boolean {
@@ -353,6 +447,9 @@ class SandboxFacade implements Sandbox {
 
   private async release(): Promise<void> {
     this.destroyed = true;
+    const typechecker = this.typechecker;
+    this.typechecker = undefined;
+    await typechecker?.destroy();
     const runner = this.runner;
     this.runner = undefined;
     if (runner)
@@ -367,12 +464,14 @@ class SandboxFacade implements Sandbox {
   }
 
   private async run(
-    code: string,
+    source: string,
     context: Record<string, unknown>,
     options: SandboxOptions,
+    typescript: TypeScriptPlan | undefined,
   ): Promise<RunOutcome> {
     if (this.destroyed)
       return failure(SANDBOX_CODES.ENGINE_DISPOSED, "This sandbox was destroyed; create a new one");
+    let code = source;
     // Code length has one owner (this check) and one code, before anything parses the code.
     if (code.length > this.config.maxCodeLength) {
       return failure(
@@ -387,6 +486,19 @@ class SandboxFacade implements Sandbox {
       throw error;
     }
     this.limiter.recordExecution();
+    if (typescript !== undefined) {
+      const stripped = stripTypes(code);
+      if (!stripped.ok) return stripped.result;
+      if (typescript.typecheck) {
+        // The check has its own limit (the typechecker's 10 s): the execution's timeout is the guest's.
+        const checked = await this.getTypechecker().check({ code, declarations: typescript.declarations() });
+        if (!checked.ok) return checked.result;
+        // The sandbox was destroyed while the compiler ran: nothing starts.
+        if (this.destroyed)
+          return failure(SANDBOX_CODES.ENGINE_DISPOSED, "This sandbox was destroyed; create a new one");
+      }
+      code = stripped.code;
+    }
     // The transformer's parse is shared with the engine (prepareGuestCode caches it). Code that
     // does not parse goes on to the engine, which reports V8's SyntaxError with its line and column.
     const transformed = this.transformer.transform(code);
@@ -468,6 +580,9 @@ class SandboxFacade implements Sandbox {
     }
   }
 }
+
+/** A value {@link contextDeclarations} types as `any`. */
+const UNKNOWN_VALUE = Symbol("unknown");
 
 /** A result before the facade stamps its duration (failures decided before the engine ran have none). */
 type RunOutcome = SandboxResult;
