@@ -83,6 +83,7 @@ const SMOKES = {
     "  const sandbox = createSandbox({ engine, timeout: 5000 });",
     '  const r = await sandbox.execute("2 + 3");',
     "  await sandbox.destroy();",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the text of the generated script
     "  if (r.result !== 5) throw new Error(`${engine}: ${JSON.stringify(r)}`);",
     "}",
     'console.log("vm, worker, spawn run 2 + 3 → 5");',
@@ -101,7 +102,9 @@ function importScript(name, manifest) {
     "for (const specifier of specifiers) {",
     "  const namespace = await import(specifier);",
     "  const names = Object.keys(namespace);",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the text of the generated script
     "  if (names.length === 0) throw new Error(`${specifier} exports nothing`);",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the text of the generated script
     "  counts.push(`${specifier} (${names.length})`);",
     "}",
     "console.log(counts.join(', '));",
