@@ -422,11 +422,15 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
       const engine = await env.engine();
       const timeout = env.options.shortTimeoutMs;
       await expectFailure(engine, "(async () => { for (;;) await null; })()", TIMEOUT, { timeout });
+      // Flat: each reaction queues the next and keeps nothing. (Returning the next promise would
+      // nest the chain, which grows the heap; on Node 24 it reaches a memory limit first.)
       await expectFailure(
         engine,
-        "Promise.resolve().then(function f() { return Promise.resolve().then(f); })",
+        "Promise.resolve().then(function f() { Promise.resolve().then(f); })",
         TIMEOUT,
-        { timeout },
+        {
+          timeout,
+        },
       );
       await expectValue(engine, "'usable'", "usable");
     },
