@@ -9,6 +9,7 @@ import {
   type IsolateEngineOptions,
 } from "../src/index.js";
 import { HELPER_BACKSTOP_MS, helperEnv } from "../src/internal/isolate-helper.js";
+import { gone, isAlive } from "./support/process-gone.js";
 
 // Helper mode against the real isolated-vm in a real child process (the built
 // dist/isolate-helper.js). vitest's workers have --no-node-snapshot, so these
@@ -29,25 +30,6 @@ function engine(options: IsolateEngineOptions = {}): IsolateEngine {
 function outcome(result: SandboxResult): Omit<SandboxResult, "duration" | "memoryUsed" | "usage"> {
   const { duration: _duration, memoryUsed: _memoryUsed, usage: _usage, ...rest } = result;
   return rest;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Wait until `pid` is gone (a SIGKILLed child may take a moment to be reaped), at most `ms`. */
-async function gone(pid: number, ms = 3000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) return false;
-    await sleep(20);
-  }
-  return true;
 }
 
 function helperPid(of: IsolateEngine): number {

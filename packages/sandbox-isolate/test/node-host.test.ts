@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { isolatedVmInstallHint } from "../src/isolate-factory/isolated-vm-versions.js";
+import { gone, isAlive } from "./support/process-gone.js";
 
 const nodeMajor = Number.parseInt(process.versions.node, 10);
 
@@ -110,24 +111,6 @@ function plainNodeArgs(body: string, dist: URL = DIST): { args: string[]; env: N
   delete env.NODE_OPTIONS;
   const script = `const { IsolateEngine } = await import(${JSON.stringify(dist.href)});\n${body}`;
   return { args: ["--input-type=module", "-e", script], env };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function gone(pid: number, ms = 5000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
 }
 
 describe("IsolateEngine from a plain `node app.js` (helper process)", () => {
