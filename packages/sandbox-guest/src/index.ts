@@ -15,6 +15,11 @@ export {
 // Host side of an engine
 export { answerCall, type HostCallHandler } from "./host/answer-call.js";
 export {
+  DriverEventReceiver,
+  type DriverEventReceiverHooks,
+  type DriverReport,
+} from "./host/driver-event-receiver.js";
+export {
   type BuiltRequest,
   buildExecutionRequest,
   type CheckedInput,

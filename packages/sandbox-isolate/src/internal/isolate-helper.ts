@@ -5,12 +5,11 @@ import { fileURLToPath } from "node:url";
 import { SANDBOX_CODES, type SandboxCode } from "@suaveplan/sandbox-core/error-codes";
 import { failure, type HostCalls, type LogEntry, type SandboxResult } from "@suaveplan/sandbox-core/types";
 import {
-  answerCall,
-  type CallReply,
   type DriverEvent,
+  DriverEventReceiver,
+  type DriverReport,
   type ExecutionRequest,
   type GuestOutcome,
-  LOG_LEVELS,
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
 import type { FromHelper, ToHelper } from "./helper-protocol.js";
@@ -26,7 +25,6 @@ export const HELPER_BACKSTOP_MS = 2000;
 export const HELPER_START_TIMEOUT_MS = 15_000;
 /** Variables the helper gets from the application's environment (nothing else: no secrets). */
 const PASSED_ENV = ["TZ", "LANG", "LC_ALL", "SYSTEMROOT"] as const;
-const LEVELS: ReadonlySet<string> = new Set(LOG_LEVELS);
 
 /** Where the built helper entry is: next to the package's built code, or in `dist/` when running from `src/`. */
 export function findHelperEntry(): string | undefined {
@@ -208,25 +206,30 @@ export class IsolateHelper {
 /** One execution in the helper: the application's half of the transport. */
 class RemoteRun implements HelperRun {
   readonly result: Promise<SandboxResult>;
-  private readonly logs: LogEntry[] = [];
+  private readonly events: DriverEventReceiver;
   private readonly startedAt = performance.now();
   private finished = false;
   private sent = false;
   private backstop: NodeJS.Timeout | undefined;
-  private toolCalls = 0;
-  private toolBytes = 0;
   private resolveResult!: (result: SandboxResult) => void;
 
   constructor(
     readonly id: number,
     private readonly request: ExecutionRequest,
     private readonly memoryLimitMiB: number,
-    private readonly hooks: HelperRunHooks,
+    hooks: HelperRunHooks,
     private readonly helper: LiveHelper,
     private readonly onEnd: (run: RemoteRun) => void,
   ) {
     this.result = new Promise((resolve) => {
       this.resolveResult = resolve;
+    });
+    this.events = new DriverEventReceiver({
+      onLog: hooks.onLog,
+      hostCalls: hooks.hostCalls,
+      sendReply: (reply) => send(helper, { type: "reply", id, reply }),
+      ended: () => this.finished,
+      onDone: (outcome, report) => this.end(outcome, report),
     });
   }
 
@@ -255,10 +258,12 @@ class RemoteRun implements HelperRun {
     if (this.finished) return;
     if (message.type === "refused") {
       const duration = performance.now() - this.startedAt;
-      this.finish(failure(asCode(message.code), String(message.message), { duration, logs: this.logs }));
+      this.finish(
+        failure(asCode(message.code), String(message.message), { duration, logs: this.events.logs }),
+      );
       return;
     }
-    this.onEvent(message.event);
+    this.events.receive(message.event as DriverEvent);
   }
 
   /** The helper went away with this run unfinished. */
@@ -289,54 +294,13 @@ class RemoteRun implements HelperRun {
     this.end({ kind: "fault", message });
   }
 
-  private onEvent(event: DriverEvent): void {
-    if (event?.type === "log") {
-      if (!LEVELS.has(event.level) || typeof event.message !== "string") return;
-      const entry: LogEntry = { level: event.level, message: event.message };
-      this.logs.push(entry);
-      try {
-        this.hooks.onLog?.(entry);
-      } catch {
-        // A throwing onLog must not break the execution.
-      }
-    } else if (event?.type === "call") {
-      const { hostCalls } = this.hooks;
-      const call = event.call;
-      if (hostCalls === undefined || typeof call?.id !== "number") return;
-      this.toolCalls++;
-      this.toolBytes += String(call.text).length * 2;
-      void answerCall({ id: call.id, name: String(call.name), text: String(call.text) }, hostCalls).then(
-        (reply: CallReply) => {
-          if (this.finished) return;
-          this.toolBytes += reply.text.length * 2;
-          send(this.helper, { type: "reply", id: this.id, reply });
-        },
-      );
-    } else if (event?.type === "done" && typeof event.outcome?.kind === "string") {
-      this.end(event.outcome, {
-        memoryUsed: numberOr(event.memoryUsed),
-        cpuMs: numberOr(event.cpuMs),
-        toolCalls: numberOr(event.toolCalls) ?? this.toolCalls,
-        toolBytes: numberOr(event.toolBytes) ?? this.toolBytes,
-      });
-    }
-  }
-
-  private end(
-    outcome: GuestOutcome,
-    report?: {
-      memoryUsed?: number | undefined;
-      cpuMs?: number | undefined;
-      toolCalls: number;
-      toolBytes: number;
-    },
-  ): void {
+  private end(outcome: GuestOutcome, report?: DriverReport): void {
     if (this.finished) return;
     this.finish(
       toSandboxResult(outcome, {
         duration: performance.now() - this.startedAt,
-        logs: this.logs,
-        ...(report ?? { toolCalls: this.toolCalls, toolBytes: this.toolBytes }),
+        logs: this.events.logs,
+        ...(report ?? this.events.seen()),
       }),
     );
   }
@@ -379,10 +343,6 @@ function holdOpen(child: ChildProcess, hold: boolean): void {
     child.unref();
     channel?.unref?.();
   }
-}
-
-function numberOr(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 
 const CODES: ReadonlySet<string> = new Set(Object.values(SANDBOX_CODES));

@@ -1,12 +1,10 @@
 import type { HostCalls, LogEntry } from "@suaveplan/sandbox-core/types";
 import {
-  answerCall,
   type CallReply,
   type DriverEvent,
+  DriverEventReceiver,
   type ExecutionRequest,
-  type GuestCall,
   type GuestOutcome,
-  LOG_LEVELS,
 } from "@suaveplan/sandbox-guest";
 import type { HostMessage } from "./worker-message.js";
 import type { ThreadListener, WorkerThread } from "./worker-thread.js";
@@ -35,12 +33,11 @@ export interface RunEnd {
   toolBytes: number;
 }
 
-const LEVELS: ReadonlySet<string> = new Set(LOG_LEVELS);
-
 /**
  * One execution on one worker: the transport half of the engine. Posts the
  * request once the worker is ready, collects the streamed `log` events
- * (handing each to `onLog` as it arrives), and ends with the worker's `done`
+ * (handing each to `onLog` as it arrives, through the shared
+ * `DriverEventReceiver`), and ends with the worker's `done`
  * outcome — or with what the host knows: the worker ran out of memory
  * (`memory`), did not boot within `startupTimeoutMs` or died (`fault`), did
  * not report by the deadline plus {@link BACKSTOP_GRACE_MS} (`timeout`), or
@@ -54,23 +51,28 @@ const LEVELS: ReadonlySet<string> = new Set(LOG_LEVELS);
 export class WorkerRun implements ThreadListener {
   /** Resolves once the run ended; never rejects. */
   readonly result: Promise<RunEnd>;
-  private readonly logs: LogEntry[] = [];
+  private readonly events: DriverEventReceiver;
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
-  private toolCalls = 0;
-  private toolBytes = 0;
   private resolveResult!: (end: RunEnd) => void;
 
   constructor(
     private readonly thread: WorkerThread,
     private readonly request: ExecutionRequest,
-    private readonly onLog: ((entry: LogEntry) => void) | undefined,
+    onLog: ((entry: LogEntry) => void) | undefined,
     private readonly onEnd: (thread: WorkerThread, reported: boolean) => void,
     startupTimeoutMs: number,
-    private readonly hostCalls?: HostCalls | undefined,
+    hostCalls?: HostCalls | undefined,
   ) {
     this.result = new Promise((resolve) => {
       this.resolveResult = resolve;
+    });
+    this.events = new DriverEventReceiver({
+      onLog,
+      hostCalls,
+      sendReply: (reply) => this.reply(reply),
+      ended: () => this.finished,
+      onDone: (outcome, report) => this.end(outcome, report),
     });
     thread.listener = this;
     if (thread.exited) {
@@ -98,26 +100,7 @@ export class WorkerRun implements ThreadListener {
   }
 
   onEvent(event: DriverEvent): void {
-    if (this.finished) return;
-    if (event?.type === "log") {
-      if (!LEVELS.has(event.level) || typeof event.message !== "string") return;
-      const entry: LogEntry = { level: event.level, message: event.message };
-      this.logs.push(entry);
-      try {
-        this.onLog?.(entry);
-      } catch {
-        // A throwing onLog must not break the execution; its errors are ignored.
-      }
-    } else if (event?.type === "call") {
-      this.answer(event.call);
-    } else if (event?.type === "done" && typeof event.outcome?.kind === "string") {
-      this.end(event.outcome, {
-        memoryUsed: numberOr(event.memoryUsed, undefined),
-        cpuMs: numberOr(event.cpuMs, undefined),
-        toolCalls: numberOr(event.toolCalls, this.toolCalls),
-        toolBytes: numberOr(event.toolBytes, this.toolBytes),
-      });
-    }
+    this.events.receive(event);
   }
 
   onError(error: Error): void {
@@ -136,25 +119,7 @@ export class WorkerRun implements ThreadListener {
     );
   }
 
-  /** Answer a forwarded guest→host call on the host and post the reply, unless the run ended meanwhile. */
-  private answer(call: GuestCall | undefined): void {
-    const hostCalls = this.hostCalls;
-    if (
-      hostCalls === undefined ||
-      typeof call?.id !== "number" ||
-      typeof call.name !== "string" ||
-      typeof call.text !== "string"
-    )
-      return;
-    const { id, name, text } = call;
-    this.toolCalls++;
-    this.toolBytes += text.length * 2;
-    void answerCall({ id, name, text }, hostCalls).then((reply) => this.reply(reply));
-  }
-
   private reply(reply: CallReply): void {
-    if (this.finished) return;
-    this.toolBytes += reply.text.length * 2;
     try {
       this.thread.worker.postMessage({ type: "reply", reply } satisfies HostMessage);
     } catch {
@@ -183,21 +148,8 @@ export class WorkerRun implements ThreadListener {
     this.finished = true;
     clearTimeout(this.timer);
     this.onEnd(this.thread, report !== undefined);
-    this.resolveResult({
-      outcome,
-      logs: this.logs,
-      ...(report ?? {
-        memoryUsed: undefined,
-        cpuMs: undefined,
-        toolCalls: this.toolCalls,
-        toolBytes: this.toolBytes,
-      }),
-    });
+    this.resolveResult({ outcome, logs: this.events.logs, ...(report ?? this.events.seen()) });
   }
-}
-
-function numberOr<T>(value: unknown, fallback: T): number | T {
-  return typeof value === "number" && Number.isFinite(value) ? value : fallback;
 }
 
 function fault(message: string): GuestOutcome {
