@@ -22,10 +22,10 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pnpmCommand } from "./setup.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const { packageManager } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-const pnpm = ["npx", "-y", packageManager];
+const pnpm = pnpmCommand();
 
 /**
  * The lines CI tests besides the one it runs on, and the isolated-vm each is

@@ -11,10 +11,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pnpmCommand } from "./setup.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const { packageManager } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-const pnpm = ["npx", "-y", packageManager];
+const pnpm = pnpmCommand();
 
 /** Every non-private package: folder, manifest. */
 function workspacePackages() {
