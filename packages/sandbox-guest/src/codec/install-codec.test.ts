@@ -711,6 +711,19 @@ describe("installCodec", () => {
         globalThis.Map = thrower;
         globalThis.TypeError = thrower;
         globalThis.Number = thrower;
+        // The codec binds its methods and builds its tables on first use, after all of the above.
+        Object.getPrototypeOf(Int16Array.prototype).fill = thrower;
+        WeakSet.prototype.add = thrower;
+        WeakSet.prototype.has = thrower;
+        Object.freeze = thrower;
+        Object.setPrototypeOf = thrower;
+        Reflect.getPrototypeOf = thrower;
+        globalThis.Symbol = thrower;
+        globalThis.WeakSet = thrower;
+        globalThis.Error = thrower;
+        globalThis.AggregateError = thrower;
+        globalThis.Int16Array = thrower;
+        globalThis.Uint16Array = thrower;
       `);
       const expected = {
         // biome-ignore lint/suspicious/noSparseArray: a hole

@@ -97,18 +97,16 @@ export function installErrors(kit: KernelKit): void {
     }
     return text;
   };
-  defineProperty(ErrorCtor, "prepareStackTrace", {
-    value: prepareStackTrace,
-    writable: false,
-    enumerable: false,
-    configurable: false,
-  });
-  defineProperty(globalThis, "Error", {
-    value: ErrorCtor,
-    writable: false,
-    enumerable: false,
-    configurable: false,
-  });
+  // A null-prototype descriptor filled by assignment: an object literal would cost a new hidden
+  // class in every fresh context (see the codec).
+  const locked = Object.create(null) as PropertyDescriptor;
+  locked.writable = false;
+  locked.enumerable = false;
+  locked.configurable = false;
+  locked.value = prepareStackTrace;
+  defineProperty(ErrorCtor, "prepareStackTrace", locked);
+  locked.value = ErrorCtor;
+  defineProperty(globalThis, "Error", locked);
 
   // V8's accessor for `stack` (own on each error from Node 22's V8, on the prototype in some
   // builds); looked up on first use, so installing the kernel formats no stack.

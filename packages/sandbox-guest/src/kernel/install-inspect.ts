@@ -115,10 +115,13 @@ export function installInspect(kit: KernelKit): void {
   const Uint8ArrayCtor = Uint8Array;
   const SymbolToStringTag = Symbol.toStringTag;
   const SymbolIterator = Symbol.iterator;
-  const functionBind = Function.prototype.bind;
-  const functionCall = Function.prototype.call;
-  const uncurry = <A extends unknown[], R>(fn: (...args: A) => R): Uncurried<A, R> =>
-    ReflectApply(functionBind, functionCall, [fn]) as Uncurried<A, R>;
+  // A closure, not `call.bind(fn)`: binding costs a builtin call per intrinsic in every fresh
+  // context, and most executions never format a value. A rest parameter makes its array without
+  // the iterator protocol, so nothing a guest put on Array.prototype runs.
+  const uncurry =
+    <A extends unknown[], R>(fn: (...args: A) => R): Uncurried<A, R> =>
+    (self: unknown, ...args: A): R =>
+      ReflectApply(fn, self, args) as R;
   const getterOf = (target: object, key: string | symbol): AnyFunction | undefined => {
     const desc = getOwnDescriptor(target, key);
     return desc !== undefined && hasOwn(desc, "get") ? (desc.get as AnyFunction | undefined) : undefined;

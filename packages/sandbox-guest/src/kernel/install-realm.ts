@@ -7,13 +7,32 @@ import type { KernelKit } from "./kernel-kit.js";
  * still wins over a value, as the host driver decides.
  */
 export function installRealm(kit: KernelKit): void {
-  const { defineProperty } = Reflect;
+  const { defineProperty, deleteProperty } = Reflect;
   const stringify = JSON.stringify;
   const G = globalThis;
 
   kit.entries = Object.create(null);
+  // One descriptor, reused: a null-prototype object (dictionary mode, no inherited keys), so
+  // reading it runs nothing a guest defined and filling it costs no hidden-class transitions.
+  const descriptor = Object.create(null) as PropertyDescriptor;
+  descriptor.writable = true;
+  descriptor.enumerable = false;
+  descriptor.configurable = true;
+  /** The names defineGlobal defined, for `teardown`. */
+  const defined: string[] = Object.setPrototypeOf([], null);
   kit.defineGlobal = (name, value) => {
-    defineProperty(G, name, { value, writable: true, enumerable: false, configurable: true });
+    descriptor.value = value;
+    defineProperty(G, name, descriptor);
+    descriptor.value = undefined;
+    defined[defined.length] = name;
+  };
+  // After the run: drop what the kernel put on the global object. A dead context waits in the old
+  // generation for a full GC, and until then whatever it points to survives every young-generation
+  // GC; with the kernel's globals gone (and the kernel's own bindings, see the kernel source), only
+  // the guest's own objects do.
+  kit.entries.teardown = () => {
+    for (let i = 0; i < defined.length; i++) deleteProperty(G, defined[i] as string);
+    defined.length = 0;
   };
   kit.report = (kind, payload) => {
     try {

@@ -67,12 +67,24 @@ const ${binding} = (() => {
   const install = (function install(hostBridge, configJson) {
     if (entries !== null) throw new TypeError("the kernel is installed already");
     bridge = hostBridge;
-    const kit = { bridge: hostBridge, config: parse(configJson) };
+    // A dictionary-mode object (see the codec): named properties on an ordinary object cost a
+    // hidden-class transition each in a fresh context.
+    const kit = Object.create(null);
+    kit.bridge = hostBridge;
+    kit.config = parse(configJson);
 ${parts}
     entries = kit.entries;
     return entries;
   });
   function enter(name) {
+    if (name === "teardown") {
+      // The last entry: nothing of the kernel stays reachable from the context (see installRealm).
+      const teardown = entries.teardown;
+      entries = null;
+      bridge = null;
+      teardown();
+      return undefined;
+    }
     const fn = entries[name];
     // Array literals define their elements: no setter a guest put on Array.prototype runs here.
     const count = bridge("argc");

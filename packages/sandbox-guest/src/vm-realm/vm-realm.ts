@@ -45,6 +45,7 @@ function scripts(): Compiled {
         fire: entry("fire"),
         reply: entry("reply"),
         unhandled: entry("unhandled"),
+        teardown: entry("teardown"),
       },
     };
   }
@@ -305,7 +306,14 @@ class VmRealm implements GuestRealm {
   }
 
   dispose(): void {
-    if (this.context === undefined) return;
+    const context = this.context;
+    if (context === undefined) return;
+    try {
+      // Kernel code only (deletes of its own globals): no watchdog.
+      scripts().entries.teardown?.runInContext(context, { displayErrors: false });
+    } catch {
+      // Nothing to report: the run is over, and the context is dropped anyway.
+    }
     this.context = undefined;
     this.state.args = [];
     this.state.bridge = () => undefined;
