@@ -7,7 +7,7 @@ import type { KernelKit } from "./kernel-kit.js";
  * still wins over a value, as the host driver decides.
  */
 export function installRealm(kit: KernelKit): void {
-  const { defineProperty, deleteProperty } = Reflect;
+  const { defineProperty, deleteProperty, ownKeys } = Reflect;
   const stringify = JSON.stringify;
   const G = globalThis;
 
@@ -30,9 +30,12 @@ export function installRealm(kit: KernelKit): void {
   // generation for a full GC, and until then whatever it points to survives every young-generation
   // GC; with the kernel's globals gone (and the kernel's own bindings, see the kernel source), only
   // the guest's own objects do.
+  // Then empty the kit: closures the kernel left on intrinsics (Error.prepareStackTrace) reach it.
   kit.entries.teardown = () => {
     for (let i = 0; i < defined.length; i++) deleteProperty(G, defined[i] as string);
     defined.length = 0;
+    const keys = ownKeys(kit);
+    for (let i = 0; i < keys.length; i++) deleteProperty(kit, keys[i] as PropertyKey);
   };
   kit.report = (kind, payload) => {
     try {

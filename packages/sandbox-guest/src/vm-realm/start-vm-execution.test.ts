@@ -1,3 +1,4 @@
+import { runInContext } from "node:vm";
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
 import { describe, expect, it } from "vitest";
 import { createHostCodec } from "../codec/install-codec.js";
@@ -5,6 +6,7 @@ import type { ExecutionRequest } from "../host/execution-request.js";
 import { toSandboxResult } from "../outcome/to-sandbox-result.js";
 import type { GuestCall } from "../protocol/protocol.js";
 import { startVmExecution } from "./start-vm-execution.js";
+import { prepareVmRealm } from "./vm-realm.js";
 
 const codec = createHostCodec();
 
@@ -34,6 +36,28 @@ async function run(code: string, overrides: Partial<ExecutionRequest> = {}) {
 }
 
 describe("the shared driver on a node:vm realm", () => {
+  it("leaves none of the kernel's globals on the context once the run is over", async () => {
+    const prepared = prepareVmRealm({ maxTimers: 100, maxTimerCreations: 1_000 });
+    const driver = startVmExecution(
+      request("console.log(typeof tools); [typeof console, typeof setTimeout, typeof data]", {
+        contextText: codec.encode({ data: 1 }, "context", 1024),
+        tools: ["echo"],
+      }),
+      { prepared },
+    );
+    const ended = await driver.result;
+    expect(toSandboxResult(ended.outcome, ended)).toMatchObject({
+      success: true,
+      result: ["object", "function", "number"],
+    });
+    // What stays is the context's own built-ins: the run's globals (and through them the kernel) are gone.
+    expect(
+      runInContext(
+        "[typeof console, typeof setTimeout, typeof tools, typeof data, typeof Error.prepareStackTrace]",
+        prepared.context,
+      ),
+    ).toEqual(["undefined", "undefined", "undefined", "undefined", "function"]);
+  });
   it("answers a guest→host call with a reply that settles a guest promise", async () => {
     const calls: GuestCall[] = [];
     const driver = startVmExecution(
