@@ -25,6 +25,26 @@ const SAMPLES = 9;
 
 const echo: HostCalls = { names: ["echo"], call: async (_name, input) => input };
 
+/**
+ * An echo that notes when the host receives each call. From one call's arrival to the next is one
+ * whole round trip — the reply to the guest, the guest's next call, back to the host — and
+ * nothing of the execution's start or end, which for worker and spawn (a fresh thread or child
+ * per execution, ready or still booting) would otherwise swamp 200 calls.
+ */
+function timedEcho(): { calls: HostCalls; arrivals: number[] } {
+  const arrivals: number[] = [];
+  return {
+    arrivals,
+    calls: {
+      names: ["echo"],
+      call: async (_name, input) => {
+        arrivals.push(performance.now());
+        return input;
+      },
+    },
+  };
+}
+
 interface RawRoundTrip {
   /** Run `n` round trips one after another. */
   run(n: number): Promise<void>;
@@ -132,6 +152,19 @@ async function perCall(run: (n: number) => Promise<void>): Promise<number> {
   return median(samples);
 }
 
+/** Median per-call time of executions of `CALLS` calls, from the host's arrival times of the calls. */
+async function perCallInside(run: (n: number) => Promise<number[]>): Promise<number> {
+  await run(CALLS); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const arrivals = await run(CALLS);
+    const first = arrivals[0] as number;
+    const last = arrivals[arrivals.length - 1] as number;
+    samples.push((last - first) / (arrivals.length - 1));
+  }
+  return median(samples);
+}
+
 /**
  * Measure a tool-call round trip (`await tools.echo(i)` in a loop, inside one
  * execution) per engine against the raw message round trip of that engine's
@@ -155,14 +188,16 @@ export async function runToolCallBench(
       engine = await (engines[name] as () => Promise<SandboxEngine>)();
       const live = engine;
       const rawCallMs = await perCall((n) => (raw as RawRoundTrip).run(n));
-      const engineCallMs = await perCall(async (n) => {
+      const engineCallMs = await perCallInside(async (n) => {
+        const timed = timedEcho();
         const result = await live.execute(
           `for (let i = 0; i < ${n}; i++) await tools.echo(i); ${n}`,
           {},
-          { hostCalls: echo },
+          { hostCalls: timed.calls },
         );
         if (!result.success || result.result !== n)
           throw new Error(`${name}: ${JSON.stringify(result.error)}`);
+        return timed.arrivals;
       });
       const concurrent = await live.execute(
         "(await Promise.all(Array.from({ length: 100 }, (_, i) => tools.echo(i)))).reduce((a, b) => a + b, 0)",
