@@ -211,6 +211,25 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     });
 
   program
+    .command("mcp")
+    .description(
+      "Serve run_javascript, run_command and describe_sandbox to an MCP client (Claude, Cursor, …) over stdio.",
+    )
+    .option(
+      "--config <file>",
+      "a JSON config: engine, limits, tools module, shell policy, enabled tools (see the sandbox-mcp README)",
+    )
+    .addHelpText(
+      "after",
+      "\nStandard output carries only MCP messages; diagnostics go to standard error. Ends when the client closes standard input.\n" +
+        'Host config: { "command": "npx", "args": ["suaveplan-sandbox", "mcp", "--config", "/path/to/sandbox-mcp.json"] }\n',
+    )
+    .action(async (opts) => {
+      const { mcpCommand } = await import("../mcp-command/mcp-command.js");
+      exit(await mcpCommand({ config: opts.config as string | undefined }, io));
+    });
+
+  program
     .command("bench")
     .description("Benchmark every engine against its raw primitive and print the table (medians and ratios).")
     .option("--iterations <n>", "measured calls per row", positiveInt("--iterations"), 200)
