@@ -1,4 +1,5 @@
 // `suaveplan-sandbox mcp` end to end: the real server as a subprocess over stdio, driven by the SDK's own client.
+import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -321,5 +322,45 @@ describe("suaveplan-sandbox mcp over stdio", () => {
     const result = await call("run_javascript", { code: "6 * 7" });
     expect(structured(result).result).toBe(42);
     expect(stderr).toBe("");
+  });
+});
+
+function runMcp(
+  args: string[],
+  input: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "mcp", ...args], {
+      cwd: scratch,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", XDG_CACHE_HOME: join(scratch, "cache") },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+describe("suaveplan-sandbox mcp start and end", () => {
+  it("ends by itself, exit 0, when the client closes standard input", async () => {
+    expect(await runMcp([], "")).toEqual({ code: 0, stdout: "", stderr: "" });
+  });
+
+  it("a config with a wrong field is a usage error (exit 2) naming the file and the field", async () => {
+    writeFileSync(join(scratch, "bad.json"), JSON.stringify({ shell: { mode: "danger-full-access" } }));
+    const run = await runMcp(["--config", "bad.json"], "");
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(
+      /^error: --config: sandbox-mcp config: bad\.json: shell\.mode: Invalid option: expected one of "read-only"\|"workspace-write" \(SANDBOX_INVALID_CONFIG\)/,
+    );
   });
 });
