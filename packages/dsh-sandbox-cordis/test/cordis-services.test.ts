@@ -1,5 +1,15 @@
 // A real Cordis Context loads the plugins; a real command is confined by bwrap through ctx.sandbox.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runConfinedBash } from "@suaveplan/dsh-bash-sandbox";
@@ -7,7 +17,12 @@ import { SandboxPolicyService, type Session } from "@suaveplan/dsh-sandbox";
 import { LocalSandboxProvider } from "@suaveplan/dsh-sandbox-local";
 import { Context, Logger } from "cordis";
 import { afterAll, describe, expect, it } from "vitest";
-import { bashSandboxPlugin, sandboxPolicyPlugin, sandboxProviderPlugin } from "../src/index.js";
+import {
+  bashSandboxPlugin,
+  pwshSandboxPlugin,
+  sandboxPolicyPlugin,
+  sandboxProviderPlugin,
+} from "../src/index.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "suaveplan-cordis-")));
 const fallbackRoot = join(scratch, "fallback");
@@ -109,6 +124,29 @@ describe("Cordis services of the process sandbox", () => {
     await settle();
     expect(ctx.get("sandbox")).toBeUndefined();
     expect(ctx.get("bashSandbox")).toBeUndefined();
+    for (const fork of forks) fork.dispose();
+  });
+
+  it("ctx.pwshSandbox is the same consumer for PowerShell (a stand-in pwsh here), confined by bwrap", async () => {
+    // pwsh is not installed on this project's machines: a stand-in runs the -Command argument with sh.
+    const fakePwsh = join(scratch, "pwsh");
+    writeFileSync(fakePwsh, '#!/bin/sh\nfor last; do :; done\nexec sh -c "$last"\n');
+    chmodSync(fakePwsh, 0o755);
+    const ctx = new Context();
+    const forks = [
+      ctx.plugin(sandboxProviderPlugin, { backends: ["bwrap"], tempRoot }),
+      ctx.plugin(sandboxPolicyPlugin, { workspaceRoot: fallbackRoot }),
+      ctx.plugin(pwshSandboxPlugin),
+    ];
+    await settle();
+    const target = join(outside, "p");
+    const run = await ctx.pwshSandbox.run(`pwd; echo x > ${target}`, { session: session(), pwsh: fakePwsh });
+    expect({ outcome: run.outcome, stdout: run.stdout, backend: run.backend }).toEqual({
+      outcome: "denied",
+      stdout: `${sessionCwd}\n`,
+      backend: "bwrap",
+    });
+    expect(existsSync(target)).toBe(false);
     for (const fork of forks) fork.dispose();
   });
 
