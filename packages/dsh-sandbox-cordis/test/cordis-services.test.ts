@@ -176,17 +176,20 @@ describe("Cordis services of the process sandbox", () => {
     // Cordis logs plugin errors; the test reads them from internal/error instead.
     const level = Logger.levels.base;
     Logger.levels.base = 0;
-    const ctx = new Context();
-    const errors: unknown[] = [];
-    ctx.on("internal/error", (error: unknown) => {
-      errors.push(error);
-    });
-    ctx.plugin(sandboxPolicyPlugin, { defaultMode: "everything", workspaceRoot: fallbackRoot } as never);
-    await settle();
-    expect(ctx.get("sandboxPolicy")).toBeUndefined();
-    Logger.levels.base = level;
-    expect(errors.map(String)).toEqual([
-      'ValidationError: $.defaultMode expected "read-only" | "workspace-write" | "danger-full-access" but got "everything"',
-    ]);
+    try {
+      const ctx = new Context();
+      const errors: unknown[] = [];
+      ctx.on("internal/error", (error: unknown) => {
+        errors.push(error);
+      });
+      ctx.plugin(sandboxPolicyPlugin, { defaultMode: "everything", workspaceRoot: fallbackRoot } as never);
+      await settle();
+      expect(ctx.get("sandboxPolicy")).toBeUndefined();
+      expect(errors.map(String)).toEqual([
+        'ValidationError: $.defaultMode expected "read-only" | "workspace-write" | "danger-full-access" but got "everything"',
+      ]);
+    } finally {
+      Logger.levels.base = level;
+    }
   });
 });

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readMcpConfig, resolveMcpConfig } from "./mcp-config.js";
+import { z } from "zod";
+import { readMcpConfig, resolveMcpConfig, SandboxMcpConfigSchema } from "./mcp-config.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "suaveplan-mcp-config-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -105,5 +106,147 @@ describe("readMcpConfig", () => {
     const settings = readMcpConfig("good.json", scratch);
     expect(settings.engine).toBe("vm");
     expect(settings.shell.workspace).toBe(scratch);
+  });
+});
+
+describe("SandboxMcpConfigSchema", () => {
+  it("its JSON Schema (what an editor can validate the file with) stays as documented", () => {
+    expect(z.toJSONSchema(SandboxMcpConfigSchema, { io: "input" })).toMatchInlineSnapshot(`
+      {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "additionalProperties": false,
+        "properties": {
+          "enabledTools": {
+            "items": {
+              "enum": [
+                "run_javascript",
+                "run_command",
+                "describe_sandbox",
+              ],
+              "type": "string",
+            },
+            "minItems": 1,
+            "type": "array",
+          },
+          "engine": {
+            "enum": [
+              "vm",
+              "worker",
+              "spawn",
+              "isolate",
+            ],
+            "type": "string",
+          },
+          "limits": {
+            "additionalProperties": false,
+            "properties": {
+              "maxOutputBytes": {
+                "exclusiveMinimum": 0,
+                "maximum": 9007199254740991,
+                "type": "integer",
+              },
+              "maxTimeoutMs": {
+                "exclusiveMinimum": 0,
+                "maximum": 2147483647,
+                "type": "integer",
+              },
+              "maxToolCalls": {
+                "exclusiveMinimum": 0,
+                "maximum": 9007199254740991,
+                "type": "integer",
+              },
+              "memoryMiB": {
+                "exclusiveMinimum": 0,
+                "maximum": 16384,
+                "type": "integer",
+              },
+              "timeoutMs": {
+                "exclusiveMinimum": 0,
+                "maximum": 2147483647,
+                "type": "integer",
+              },
+            },
+            "type": "object",
+          },
+          "maxConcurrentCalls": {
+            "exclusiveMinimum": 0,
+            "maximum": 64,
+            "type": "integer",
+          },
+          "shell": {
+            "additionalProperties": false,
+            "properties": {
+              "maxOutputBytes": {
+                "exclusiveMinimum": 0,
+                "maximum": 9007199254740991,
+                "type": "integer",
+              },
+              "maxTimeoutMs": {
+                "exclusiveMinimum": 0,
+                "maximum": 2147483647,
+                "type": "integer",
+              },
+              "mode": {
+                "enum": [
+                  "read-only",
+                  "workspace-write",
+                ],
+                "type": "string",
+              },
+              "network": {
+                "anyOf": [
+                  {
+                    "enum": [
+                      "allow",
+                      "deny",
+                    ],
+                    "type": "string",
+                  },
+                  {
+                    "additionalProperties": false,
+                    "properties": {
+                      "allow": {
+                        "items": {
+                          "minLength": 1,
+                          "type": "string",
+                        },
+                        "minItems": 1,
+                        "type": "array",
+                      },
+                    },
+                    "required": [
+                      "allow",
+                    ],
+                    "type": "object",
+                  },
+                ],
+              },
+              "timeoutMs": {
+                "exclusiveMinimum": 0,
+                "maximum": 2147483647,
+                "type": "integer",
+              },
+              "workspace": {
+                "minLength": 1,
+                "type": "string",
+              },
+              "writableRoots": {
+                "items": {
+                  "minLength": 1,
+                  "type": "string",
+                },
+                "type": "array",
+              },
+            },
+            "type": "object",
+          },
+          "tools": {
+            "minLength": 1,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      }
+    `);
   });
 });

@@ -416,17 +416,28 @@ function registerDescribeSandbox(
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async () => {
-      const capabilities = await sandbox.getCapabilities();
+      // An engine that cannot load here (isolated-vm missing) is reported, not thrown.
+      const capabilities = await sandbox.getCapabilities().then(
+        (value) => ({ available: true as const, value }),
+        (error: unknown) => ({
+          available: false as const,
+          reason: error instanceof Error ? error.message : String(error),
+        }),
+      );
       const shellEnabled = settings.enabledTools.includes("run_command");
       const probes = shellEnabled ? provider().probe() : [];
       const description = {
         tools: settings.enabledTools,
         javascript: {
           engine: settings.engine,
-          tier: capabilities.tier,
-          securityBoundary: capabilities.securityBoundary,
-          enforcesMemoryLimit: capabilities.enforcesMemoryLimit,
-          abortsRunningCode: capabilities.abortsRunningCode,
+          ...(capabilities.available
+            ? {
+                tier: capabilities.value.tier,
+                securityBoundary: capabilities.value.securityBoundary,
+                enforcesMemoryLimit: capabilities.value.enforcesMemoryLimit,
+                abortsRunningCode: capabilities.value.abortsRunningCode,
+              }
+            : { unavailable: capabilities.reason }),
           limits: { ...settings.limits },
           maxConcurrentCalls: settings.maxConcurrentCalls,
         },
