@@ -51,6 +51,19 @@ describe("createSandboxMcpServer", () => {
         arguments: { code: "await tools.double({ n: 21 })" },
       })) as CallToolResult;
       expect(result.structuredContent).toMatchObject({ success: true, result: 42 });
+      const values = (await client.callTool({
+        name: "run_javascript",
+        arguments: {
+          code: "({ big: 5n, map: new Map([[1, 2]]), inf: -Infinity, when: new Date(0), gone: undefined })",
+        },
+      })) as CallToolResult;
+      // structuredContent is JSON: what JSON cannot carry becomes text.
+      expect((values.structuredContent as { result: unknown }).result).toEqual({
+        big: "5n",
+        map: "Map(1) { 1 => 2 }",
+        inf: "-Infinity",
+        when: "1970-01-01T00:00:00.000Z",
+      });
     } finally {
       await client.close();
       await mcp.close();
