@@ -14,6 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toolDeclarations } from "@suaveplan/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -364,6 +365,49 @@ describe("suaveplan-sandbox mcp start and end", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(
       /^error: --config: sandbox-mcp config: bad\.json: shell\.mode: Invalid option: expected one of "read-only"\|"workspace-write" \(SANDBOX_INVALID_CONFIG\)/,
+    );
+  });
+});
+
+describe("suaveplan-sandbox mcp --http", () => {
+  it("serves Streamable HTTP on 127.0.0.1 with the token from SUAVEPLAN_MCP_TOKEN until SIGTERM", async () => {
+    const token = "cli-test-token-0123456789";
+    const child = spawn(process.execPath, [bin, "mcp", "--http", "0"], {
+      cwd: scratch,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SUAVEPLAN_MCP_TOKEN: token },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
+    let err = "";
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on("data", (d: Buffer) => {
+        err += d.toString();
+        const found = /on (http:\/\/127\.0\.0\.1:\d+\/mcp) /.exec(err);
+        if (found?.[1] !== undefined) resolve(found[1]);
+      });
+      child.once("close", () => reject(new Error(`exited early: ${err}`)));
+    });
+    const http = new Client({ name: "suaveplan-test", version: "0.0.0" });
+    await http.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    const result = (await http.callTool({
+      name: "run_javascript",
+      arguments: { code: "6 * 7" },
+    })) as CallToolResult;
+    expect(result.structuredContent).toMatchObject({ success: true, result: 42 });
+    await http.close();
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+
+  it("without a token it is a usage error (exit 2) and nothing listens", async () => {
+    const run = await runMcp(["--http", "0"], "");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      "error: --http needs a bearer token of at least 16 characters in SUAVEPLAN_MCP_TOKEN\n",
     );
   });
 });

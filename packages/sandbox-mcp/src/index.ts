@@ -15,4 +15,5 @@ export {
   type SandboxMcpServer,
   type SandboxMcpServerOptions,
 } from "./server/sandbox-mcp-server.js";
+export { type HttpServerOptions, type SandboxMcpHttpServer, startHttpServer } from "./server/serve-http.js";
 export { type StdioStreams, serveStdio } from "./server/serve-stdio.js";
