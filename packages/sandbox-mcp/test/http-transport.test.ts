@@ -92,6 +92,26 @@ describe("startHttpServer", () => {
     }
   });
 
+  it("a session idle for idleTimeoutMs is closed: its id is unknown afterwards", async () => {
+    const http = await startHttpServer(settings, { token: TOKEN, idleTimeoutMs: 100 });
+    try {
+      const transport = new StreamableHTTPClientTransport(new URL(http.url), {
+        requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+      });
+      const client = new Client({ name: "test", version: "0.0.0" });
+      await client.connect(transport);
+      const sessionId = transport.sessionId ?? "";
+      expect(sessionId).not.toBe("");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await raw(http.url, { authorization: `Bearer ${TOKEN}`, "mcp-session-id": sessionId })).toBe(
+        404,
+      );
+      await client.close();
+    } finally {
+      await http.close();
+    }
+  });
+
   it("a token shorter than 16 characters is SANDBOX_INVALID_CONFIG; nothing listens", async () => {
     await expect(startHttpServer(settings, { token: "short" })).rejects.toMatchObject({
       code: "SANDBOX_INVALID_CONFIG",

@@ -19,6 +19,8 @@ export interface HttpServerOptions extends SandboxMcpServerOptions {
   token: string;
   /** Sessions open at once (each holds a sandbox and a provider); a further `initialize` gets 503. Default 8. */
   maxSessions?: number;
+  /** A session with no request for this long (ms) is closed, releasing its sandbox. Default 30 minutes. */
+  idleTimeoutMs?: number;
 }
 
 /** A running Streamable HTTP endpoint; `close()` ends every session and the listener. */
@@ -34,6 +36,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 interface Session {
   transport: StreamableHTTPServerTransport;
   mcp: SandboxMcpServer;
+  idle: NodeJS.Timeout;
 }
 
 /**
@@ -48,7 +51,7 @@ export async function startHttpServer(
   settings: SandboxMcpSettings,
   options: HttpServerOptions,
 ): Promise<SandboxMcpHttpServer> {
-  const { port = 0, token, maxSessions = 8, ...serverOptions } = options;
+  const { port = 0, token, maxSessions = 8, idleTimeoutMs = 30 * 60_000, ...serverOptions } = options;
   if (typeof token !== "string" || token.length < 16) {
     throw new SandboxError(
       SANDBOX_CODES.INVALID_CONFIG,
@@ -61,11 +64,25 @@ export async function startHttpServer(
   if (!Number.isInteger(maxSessions) || maxSessions < 1) {
     throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, "http: maxSessions must be a positive integer");
   }
+  if (!Number.isInteger(idleTimeoutMs) || idleTimeoutMs < 1 || idleTimeoutMs > 2_147_483_647) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      "http: idleTimeoutMs must be a positive number of ms",
+    );
+  }
   const expected = Buffer.from(`Bearer ${token}`);
   const sessions = new Map<string, Session>();
   let starting = 0;
   let origins: Set<string> = new Set();
   let hosts: Set<string> = new Set();
+
+  const end = (sessionId: string): void => {
+    const session = sessions.get(sessionId);
+    if (session === undefined) return;
+    sessions.delete(sessionId);
+    clearTimeout(session.idle);
+    void session.mcp.close();
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "").split("?")[0];
@@ -82,6 +99,7 @@ export async function startHttpServer(
     if (typeof id === "string") {
       const session = sessions.get(id);
       if (session === undefined) return reply(res, 404, "unknown session");
+      session.idle.refresh();
       return session.transport.handleRequest(req, res);
     }
     if (req.method !== "POST") return reply(res, 400, "no session: initialize first");
@@ -94,16 +112,15 @@ export async function startHttpServer(
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { transport, mcp });
+        const idle = setTimeout(() => end(sessionId), idleTimeoutMs);
+        idle.unref();
+        sessions.set(sessionId, { transport, mcp, idle });
       },
       // A client's DELETE ends its session (and releases its sandbox).
-      onsessionclosed: (sessionId) => {
-        sessions.delete(sessionId);
-        void mcp.close();
-      },
+      onsessionclosed: (sessionId) => end(sessionId),
     });
     transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      if (transport.sessionId !== undefined) end(transport.sessionId);
       void mcp.close();
     };
     try {
@@ -136,6 +153,7 @@ export async function startHttpServer(
     closing ??= (async () => {
       const open = [...sessions.values()];
       sessions.clear();
+      for (const session of open) clearTimeout(session.idle);
       await Promise.allSettled(open.map((session) => session.mcp.close()));
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
