@@ -3,7 +3,7 @@
 // commands that never load isolated-vm (`exec`, `probe`, `--version`,
 // `--help`) pay one plain Node start and nothing more:
 // - `--version` prints and exits;
-// - `run` and `bench` (which may load isolated-vm, needing `--no-node-snapshot`
+// - `run`, `bench` and `mcp` (which may load isolated-vm, needing `--no-node-snapshot`
 //   on Node 20+) re-execute at once under that flag, before any import;
 // - everything else imports the program and runs in this process.
 import { fileURLToPath } from "node:url";

@@ -2,6 +2,8 @@
 
 // Validation messages (`input.city: expected string, received number`), for other tool hosts
 export { describeIssues } from "./internal/describe-issues.js";
+// Loading a tools module (the CLI's `--tools`, the MCP server's `tools`)
+export { loadToolModule } from "./load-tool-module.js";
 // Normalising and merging
 export {
   type CompiledToolSchema,

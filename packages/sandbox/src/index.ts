@@ -39,6 +39,7 @@ export type {
 export {
   type ApproveToolCall,
   defineTool,
+  loadToolModule,
   type ToolApprovalRequest,
   ToolCallError,
   type ToolCallRecord,

@@ -4,7 +4,7 @@ import { constants } from "node:os";
 const FLAG = "--no-node-snapshot";
 
 /** Subcommands that may load isolated-vm, which needs Node's start-up snapshot off on Node 20+. */
-export const SUBCOMMANDS_NEEDING_NO_SNAPSHOT: ReadonlySet<string> = new Set(["run", "bench"]);
+export const SUBCOMMANDS_NEEDING_NO_SNAPSHOT: ReadonlySet<string> = new Set(["run", "bench", "mcp"]);
 
 /**
  * isolated-vm needs Node's startup snapshot off on Node 20+. True when this

@@ -34,6 +34,13 @@ function positiveInt(flag: string) {
   };
 }
 
+function portNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new InvalidArgumentError("must be a port from 0 to 65535");
+  return n;
+}
+
 function jsonObject(value: string): Record<string, unknown> {
   let parsed: unknown;
   try {
@@ -208,6 +215,35 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .action(async (opts) => {
       const { probeCommand } = await import("../exec-command/exec-command.js");
       exit(await probeCommand({ json: Boolean(opts.json) }, io));
+    });
+
+  program
+    .command("mcp")
+    .description(
+      "Serve run_javascript, run_command and describe_sandbox to an MCP client (Claude, Cursor, …) over stdio.",
+    )
+    .option(
+      "--config <file>",
+      "a JSON config: engine, limits, tools module, shell policy, enabled tools (see the sandbox-mcp README)",
+    )
+    .option(
+      "--http <port>",
+      "serve Streamable HTTP on 127.0.0.1:PORT (0 picks one) instead of stdio; the bearer token comes from SUAVEPLAN_MCP_TOKEN",
+      portNumber,
+    )
+    .addHelpText(
+      "after",
+      "\nStandard output carries only MCP messages; diagnostics go to standard error. Ends when the client closes standard input.\n" +
+        'Host config: { "command": "npx", "args": ["suaveplan-sandbox", "mcp", "--config", "/path/to/sandbox-mcp.json"] }\n',
+    )
+    .action(async (opts) => {
+      const { mcpCommand } = await import("../mcp-command/mcp-command.js");
+      exit(
+        await mcpCommand(
+          { config: opts.config as string | undefined, http: opts.http as number | undefined },
+          io,
+        ),
+      );
     });
 
   program

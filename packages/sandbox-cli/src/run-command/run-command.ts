@@ -1,7 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { createSandbox, type SandboxRunResult, type ToolSet, toolDeclarations } from "@suaveplan/sandbox";
+import {
+  createSandbox,
+  loadToolModule,
+  type SandboxRunResult,
+  type ToolSet,
+  toolDeclarations,
+} from "@suaveplan/sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import {
   ENGINE_NAMES,
@@ -34,21 +39,13 @@ export interface RunOptions {
   typecheck?: boolean;
 }
 
-/** Import `--tools <module>`: its default export must be an object of tool definitions. */
+/** Import `--tools <module>` (relative to the current directory): its default export must be an object of tool definitions. */
 export async function loadTools(path: string, io: CliIo): Promise<ToolSet> {
-  let loaded: { default?: unknown };
   try {
-    loaded = (await import(pathToFileURL(resolve(io.cwd, path)).href)) as { default?: unknown };
+    return await loadToolModule(path, io.cwd);
   } catch (error) {
-    throw new UsageError(
-      `--tools: cannot import ${JSON.stringify(path)}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new UsageError(`--tools: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const tools = loaded.default;
-  if (tools === null || typeof tools !== "object" || Array.isArray(tools)) {
-    throw new UsageError(`--tools: ${JSON.stringify(path)} must default-export an object of tools by name`);
-  }
-  return tools as ToolSet;
 }
 
 /** `--print-declarations`: the TypeScript text of the guest's `tools` global, for a model's prompt. */

@@ -1,0 +1,252 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { readMcpConfig, resolveMcpConfig, SandboxMcpConfigSchema } from "./mcp-config.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "suaveplan-mcp-config-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function thrown(fn: () => unknown): Error & { code?: string } {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  throw new Error("expected a throw");
+}
+
+const PAGE = "(SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md";
+
+describe("resolveMcpConfig", () => {
+  it("an empty config gets the defaults: isolate, read-only, network denied, every tool", () => {
+    expect(resolveMcpConfig({}, { baseDir: "/etc/cfg", cwd: "/srv/project" })).toEqual({
+      engine: "isolate",
+      limits: {
+        timeoutMs: 5000,
+        maxTimeoutMs: 5000,
+        memoryBytes: 64 * 1024 * 1024,
+        maxOutputBytes: 65536,
+        maxToolCalls: undefined,
+      },
+      maxConcurrentCalls: 4,
+      tools: undefined,
+      shell: {
+        mode: "read-only",
+        workspace: "/srv/project",
+        writableRoots: [],
+        network: "deny",
+        timeoutMs: 30000,
+        maxTimeoutMs: 30000,
+        maxOutputBytes: 65536,
+      },
+      enabledTools: ["run_javascript", "run_command", "describe_sandbox"],
+    });
+  });
+
+  it("relative paths resolve against the config's directory", () => {
+    const settings = resolveMcpConfig(
+      {
+        tools: "./tools.mjs",
+        shell: { workspace: "ws", writableRoots: ["../cache", "/abs"], network: { allow: ["example.com"] } },
+        enabledTools: ["run_command", "run_command"],
+      },
+      { baseDir: "/etc/cfg", cwd: "/srv" },
+    );
+    expect(settings.tools).toBe("/etc/cfg/tools.mjs");
+    expect(settings.shell).toMatchObject({
+      workspace: "/etc/cfg/ws",
+      writableRoots: ["/etc/cache", "/abs"],
+      network: { allow: ["example.com"] },
+    });
+    expect(settings.enabledTools).toEqual(["run_command"]);
+  });
+
+  it("bad values are SANDBOX_INVALID_CONFIG naming the field and the reason", () => {
+    const cases: Array<[unknown, string]> = [
+      [{ engine: "docker" }, "engine: Invalid option"],
+      [{ shell: { mode: "danger-full-access" } }, "shell.mode: Invalid option"],
+      [{ shell: { colour: "red" } }, "shell.colour: Unrecognized key"],
+      [{ limits: { timeoutMs: -1 } }, "limits.timeoutMs: Too small"],
+      [
+        { limits: { timeoutMs: 2000, maxTimeoutMs: 1000 } },
+        "limits.maxTimeoutMs: must be at least limits.timeoutMs",
+      ],
+      [{ enabledTools: ["rm_rf"] }, "enabledTools.0: Invalid option"],
+      [[], "(top level): Invalid input: expected object, received array"],
+    ];
+    for (const [input, start] of cases) {
+      const error = thrown(() => resolveMcpConfig(input, { baseDir: "/", cwd: "/" }));
+      expect(error.code).toBe("SANDBOX_INVALID_CONFIG");
+      expect(error.message.startsWith(`sandbox-mcp config: ${start}`)).toBe(true);
+      expect(error.message.endsWith(PAGE)).toBe(true);
+    }
+  });
+});
+
+describe("readMcpConfig", () => {
+  it("names the file, and the field inside it", () => {
+    const file = join(scratch, "bad.json");
+    writeFileSync(file, JSON.stringify({ shell: { network: "sometimes" } }));
+    expect(thrown(() => readMcpConfig("bad.json", scratch)).message).toMatch(
+      /^sandbox-mcp config: bad\.json: shell\.network: Invalid input/,
+    );
+    writeFileSync(file, "{ nope");
+    expect(thrown(() => readMcpConfig(file, "/")).message).toMatch(
+      /^sandbox-mcp config: .*bad\.json: not JSON/,
+    );
+    expect(thrown(() => readMcpConfig("missing.json", scratch)).message).toBe(
+      `sandbox-mcp config: missing.json: cannot read it (ENOENT) ${PAGE}`,
+    );
+  });
+
+  it("reads a good file, paths relative to it", () => {
+    writeFileSync(join(scratch, "good.json"), JSON.stringify({ engine: "vm", shell: { workspace: "." } }));
+    const settings = readMcpConfig("good.json", scratch);
+    expect(settings.engine).toBe("vm");
+    expect(settings.shell.workspace).toBe(scratch);
+  });
+});
+
+describe("SandboxMcpConfigSchema", () => {
+  it("its JSON Schema (what an editor can validate the file with) stays as documented", () => {
+    expect(z.toJSONSchema(SandboxMcpConfigSchema, { io: "input" })).toMatchInlineSnapshot(`
+      {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "additionalProperties": false,
+        "properties": {
+          "enabledTools": {
+            "items": {
+              "enum": [
+                "run_javascript",
+                "run_command",
+                "describe_sandbox",
+              ],
+              "type": "string",
+            },
+            "minItems": 1,
+            "type": "array",
+          },
+          "engine": {
+            "enum": [
+              "vm",
+              "worker",
+              "spawn",
+              "isolate",
+            ],
+            "type": "string",
+          },
+          "limits": {
+            "additionalProperties": false,
+            "properties": {
+              "maxOutputBytes": {
+                "exclusiveMinimum": 0,
+                "maximum": 9007199254740991,
+                "type": "integer",
+              },
+              "maxTimeoutMs": {
+                "exclusiveMinimum": 0,
+                "maximum": 2147483647,
+                "type": "integer",
+              },
+              "maxToolCalls": {
+                "exclusiveMinimum": 0,
+                "maximum": 9007199254740991,
+                "type": "integer",
+              },
+              "memoryMiB": {
+                "exclusiveMinimum": 0,
+                "maximum": 16384,
+                "type": "integer",
+              },
+              "timeoutMs": {
+                "exclusiveMinimum": 0,
+                "maximum": 2147483647,
+                "type": "integer",
+              },
+            },
+            "type": "object",
+          },
+          "maxConcurrentCalls": {
+            "exclusiveMinimum": 0,
+            "maximum": 64,
+            "type": "integer",
+          },
+          "shell": {
+            "additionalProperties": false,
+            "properties": {
+              "maxOutputBytes": {
+                "exclusiveMinimum": 0,
+                "maximum": 9007199254740991,
+                "type": "integer",
+              },
+              "maxTimeoutMs": {
+                "exclusiveMinimum": 0,
+                "maximum": 2147483647,
+                "type": "integer",
+              },
+              "mode": {
+                "enum": [
+                  "read-only",
+                  "workspace-write",
+                ],
+                "type": "string",
+              },
+              "network": {
+                "anyOf": [
+                  {
+                    "enum": [
+                      "allow",
+                      "deny",
+                    ],
+                    "type": "string",
+                  },
+                  {
+                    "additionalProperties": false,
+                    "properties": {
+                      "allow": {
+                        "items": {
+                          "minLength": 1,
+                          "type": "string",
+                        },
+                        "minItems": 1,
+                        "type": "array",
+                      },
+                    },
+                    "required": [
+                      "allow",
+                    ],
+                    "type": "object",
+                  },
+                ],
+              },
+              "timeoutMs": {
+                "exclusiveMinimum": 0,
+                "maximum": 2147483647,
+                "type": "integer",
+              },
+              "workspace": {
+                "minLength": 1,
+                "type": "string",
+              },
+              "writableRoots": {
+                "items": {
+                  "minLength": 1,
+                  "type": "string",
+                },
+                "type": "array",
+              },
+            },
+            "type": "object",
+          },
+          "tools": {
+            "minLength": 1,
+            "type": "string",
+          },
+        },
+        "type": "object",
+      }
+    `);
+  });
+});

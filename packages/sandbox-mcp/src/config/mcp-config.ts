@@ -1,0 +1,185 @@
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { z } from "zod";
+
+/** The MCP tools this server can expose. */
+export const MCP_TOOL_NAMES = ["run_javascript", "run_command", "describe_sandbox"] as const;
+
+/** One of {@link MCP_TOOL_NAMES}. */
+export type McpToolName = (typeof MCP_TOOL_NAMES)[number];
+
+const positiveInt = z.number().int().positive();
+const path = z
+  .string()
+  .min(1)
+  .refine((value) => !value.includes("\0"), "must not contain a NUL byte");
+
+/**
+ * The config file as written (JSON). Every key is optional; unknown keys are
+ * refused. Relative paths are relative to the file's own directory.
+ */
+export const SandboxMcpConfigSchema = z.strictObject({
+  /** The engine `run_javascript` uses. Default `"isolate"` (the only security boundary for JavaScript). */
+  engine: z.enum(["vm", "worker", "spawn", "isolate"]).optional(),
+  /** Limits of `run_javascript`. */
+  limits: z
+    .strictObject({
+      /** Default wall-clock limit per execution, in ms (5 000). */
+      timeoutMs: positiveInt.max(2_147_483_647).optional(),
+      /** The largest `timeoutMs` a call may ask for, in ms (default: `timeoutMs`). */
+      maxTimeoutMs: positiveInt.max(2_147_483_647).optional(),
+      /** Heap limit per execution, in MiB (64). */
+      memoryMiB: positiveInt.max(16_384).optional(),
+      /** Cap on captured console output and returned text, in bytes (65 536). */
+      maxOutputBytes: positiveInt.optional(),
+      /** Tool calls one execution may make (the sandbox's default when absent). */
+      maxToolCalls: positiveInt.optional(),
+    })
+    .optional(),
+  /** Executions and commands served at once; later calls wait for a slot (4). */
+  maxConcurrentCalls: positiveInt.max(64).optional(),
+  /** An ES module whose default export is the host tools object (AI SDK `tool()` shape). */
+  tools: path.optional(),
+  /** Policy of `run_command`. */
+  shell: z
+    .strictObject({
+      /** File-effect mode (`"read-only"` default, or `"workspace-write"`); never unconfined. */
+      mode: z.enum(["read-only", "workspace-write"]).optional(),
+      /** Workspace root: commands run there (default: the server's current directory). */
+      workspace: path.optional(),
+      /** Extra writable directories under `workspace-write`. */
+      writableRoots: z.array(path).optional(),
+      /** `"deny"` (default), `"allow"`, or `{ "allow": ["api.example.com", "*.example.org"] }`. */
+      network: z
+        .union([z.enum(["allow", "deny"]), z.strictObject({ allow: z.array(z.string().min(1)).min(1) })])
+        .optional(),
+      /** Default wall-clock limit per command, in ms (30 000). */
+      timeoutMs: positiveInt.max(2_147_483_647).optional(),
+      /** The largest `timeoutMs` a call may ask for, in ms (default: `timeoutMs`). */
+      maxTimeoutMs: positiveInt.max(2_147_483_647).optional(),
+      /** Bytes kept per stream (stdout, stderr), then a truncation sentinel (65 536). */
+      maxOutputBytes: positiveInt.optional(),
+    })
+    .optional(),
+  /** Which MCP tools to expose (default: all three). */
+  enabledTools: z.array(z.enum(MCP_TOOL_NAMES)).min(1).optional(),
+});
+
+/** The config as written. */
+export type SandboxMcpConfig = z.input<typeof SandboxMcpConfigSchema>;
+
+/** The config resolved: defaults applied, paths absolute. */
+export interface SandboxMcpSettings {
+  engine: "vm" | "worker" | "spawn" | "isolate";
+  limits: {
+    timeoutMs: number;
+    maxTimeoutMs: number;
+    memoryBytes: number;
+    maxOutputBytes: number;
+    maxToolCalls: number | undefined;
+  };
+  maxConcurrentCalls: number;
+  /** Absolute path of the tools module, when one is configured. */
+  tools: string | undefined;
+  shell: {
+    mode: "read-only" | "workspace-write";
+    /** Absolute (canonicalised when used). */
+    workspace: string;
+    writableRoots: string[];
+    network: "allow" | "deny" | { allow: string[] };
+    timeoutMs: number;
+    maxTimeoutMs: number;
+    maxOutputBytes: number;
+  };
+  enabledTools: McpToolName[];
+}
+
+/** Where relative paths of a config resolve. */
+export interface ResolveConfigOptions {
+  /** Directory relative paths in the config are resolved against (the config file's directory). */
+  baseDir: string;
+  /** The server's current directory: the default workspace. */
+  cwd: string;
+}
+
+/**
+ * Check a config (as parsed from JSON) and resolve it.
+ * @throws SandboxError (`SANDBOX_INVALID_CONFIG`) naming the field and the reason.
+ */
+export function resolveMcpConfig(input: unknown, options: ResolveConfigOptions): SandboxMcpSettings {
+  const parsed = SandboxMcpConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const keys = issue !== undefined && "keys" in issue ? (issue.keys as string[]) : [];
+    const field = [...(issue?.path ?? []), ...keys].join(".") || "(top level)";
+    throw invalid(`${field}: ${issue?.message ?? "invalid"}`);
+  }
+  const config = parsed.data;
+  const abs = (p: string): string => (isAbsolute(p) ? p : resolve(options.baseDir, p));
+  const timeoutMs = config.limits?.timeoutMs ?? 5_000;
+  const maxTimeoutMs = config.limits?.maxTimeoutMs ?? timeoutMs;
+  if (maxTimeoutMs < timeoutMs) throw invalid("limits.maxTimeoutMs: must be at least limits.timeoutMs");
+  const shellTimeoutMs = config.shell?.timeoutMs ?? 30_000;
+  const shellMaxTimeoutMs = config.shell?.maxTimeoutMs ?? shellTimeoutMs;
+  if (shellMaxTimeoutMs < shellTimeoutMs)
+    throw invalid("shell.maxTimeoutMs: must be at least shell.timeoutMs");
+  const network = config.shell?.network ?? "deny";
+  return {
+    engine: config.engine ?? "isolate",
+    limits: {
+      timeoutMs,
+      maxTimeoutMs,
+      memoryBytes: (config.limits?.memoryMiB ?? 64) * 1024 * 1024,
+      maxOutputBytes: config.limits?.maxOutputBytes ?? 65_536,
+      maxToolCalls: config.limits?.maxToolCalls,
+    },
+    maxConcurrentCalls: config.maxConcurrentCalls ?? 4,
+    tools: config.tools === undefined ? undefined : abs(config.tools),
+    shell: {
+      mode: config.shell?.mode ?? "read-only",
+      workspace: config.shell?.workspace === undefined ? options.cwd : abs(config.shell.workspace),
+      writableRoots: (config.shell?.writableRoots ?? []).map(abs),
+      network: typeof network === "string" ? network : { allow: [...network.allow] },
+      timeoutMs: shellTimeoutMs,
+      maxTimeoutMs: shellMaxTimeoutMs,
+      maxOutputBytes: config.shell?.maxOutputBytes ?? 65_536,
+    },
+    enabledTools: [...new Set(config.enabledTools ?? MCP_TOOL_NAMES)],
+  };
+}
+
+/**
+ * Read a JSON config file and resolve it (relative paths against the file's directory).
+ * @throws SandboxError (`SANDBOX_INVALID_CONFIG`) naming the file, and the field when the JSON is wrong.
+ */
+export function readMcpConfig(file: string, cwd: string): SandboxMcpSettings {
+  const full = resolve(cwd, file);
+  let text: string;
+  try {
+    text = readFileSync(full, "utf8");
+  } catch (error) {
+    throw invalid(`${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? "error"})`, error);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw invalid(`${file}: not JSON (${(error as Error).message})`, error);
+  }
+  try {
+    return resolveMcpConfig(json, { baseDir: dirname(full), cwd });
+  } catch (error) {
+    if (error instanceof SandboxError) {
+      throw invalid(`${file}: ${String(error.details?.reason ?? error.message)}`, error);
+    }
+    throw error;
+  }
+}
+
+function invalid(reason: string, cause?: unknown): SandboxError {
+  return new SandboxError(SANDBOX_CODES.INVALID_CONFIG, `sandbox-mcp config: ${reason}`, {
+    ...(cause === undefined ? {} : { cause }),
+    details: { reason },
+  });
+}
