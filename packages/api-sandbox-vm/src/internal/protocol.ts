@@ -24,6 +24,8 @@ export interface WireError {
 export type ToWorker =
   | { t: "call"; id: number; name: string; payload: string }
   | { t: "forget"; id: number }
+  /** A call's timer ran out: answer `probe` once the worker is free (its drain ended). */
+  | { t: "probe"; id: number }
   | { t: "cap.result"; id: number; ok: boolean; payload: string };
 
 /** Worker → main. */
@@ -35,4 +37,11 @@ export type FromWorker =
   | { t: "result"; id: number; ok: boolean; payload: string }
   | { t: "cap"; id: number; op: string; payload: string }
   | { t: "log"; level: string; payload: string }
-  | { t: "fatal"; error: WireError };
+  /**
+   * A drain of the context's microtask queue ended normally. `cause` is the call whose message
+   * started it (null for other drains); results posted during the drain are final only now.
+   */
+  | { t: "drained"; cause: number | null }
+  | { t: "probe"; id: number }
+  /** The sandbox cannot go on; `cause` is the call whose drain failed, when one did. */
+  | { t: "fatal"; error: WireError; cause: number | null };

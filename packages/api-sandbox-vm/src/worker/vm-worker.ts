@@ -22,6 +22,8 @@ const wire = (code: SandVmCode, message: string): WireError => ({ code, message 
 const forgotten = new Set<number>();
 let capabilitySeq = 0;
 let broken = false;
+/** The call whose message started the running drain (null for other drains). */
+let drainCause: number | null = null;
 
 const URL_PARTS = [
   "href",
@@ -122,7 +124,7 @@ function isTimeout(error: unknown): boolean {
   return Object.getOwnPropertyDescriptor(error, "code")?.value === "ERR_SCRIPT_EXECUTION_TIMEOUT";
 }
 
-function fatalTimeout(): void {
+function fatalTimeout(cause: number | null): void {
   if (broken) return;
   broken = true;
   post({
@@ -131,6 +133,7 @@ function fatalTimeout(): void {
       SAND_VM_CODES.TIMEOUT,
       `plugin code ran for more than ${init.timeoutMs} ms without yielding and was stopped; the sandbox was disposed`,
     ),
+    cause,
   });
 }
 
@@ -152,14 +155,21 @@ async function main(): Promise<void> {
   });
   const drainScript = new Script("", { filename: "sandbox:/drain" });
   /** Run the context's microtask queue (where all plugin code runs) under the CPU budget. */
-  const drain = () => {
+  const drain = (cause: number | null = null) => {
     if (broken) return;
+    drainCause = cause;
     try {
       drainScript.runInContext(context, { timeout: init.timeoutMs });
     } catch (error) {
-      if (isTimeout(error)) fatalTimeout();
+      if (isTimeout(error)) fatalTimeout(cause);
       else throw error;
+      return;
+    } finally {
+      drainCause = null;
     }
+    // Results posted during this drain become final only now: had the worker died in the rest of
+    // it (out of memory, a runaway loop), the failure belongs to the call that started it.
+    post({ t: "drained", cause });
   };
   let kickPending = false;
   const kick = () => {
@@ -193,7 +203,7 @@ async function main(): Promise<void> {
     switch (message.t) {
       case "call":
         apply(queueCall, undefined, [message.id, message.name, message.payload]);
-        drain();
+        drain(message.id);
         break;
       case "cap.result":
         apply(queueSettle, undefined, [message.id, message.ok, message.payload]);
@@ -201,6 +211,10 @@ async function main(): Promise<void> {
         break;
       case "forget":
         forgotten.add(message.id);
+        break;
+      case "probe":
+        // Reached only when no drain runs: the call is waiting, not running.
+        post({ t: "probe", id: message.id });
         break;
     }
   });
@@ -235,7 +249,7 @@ async function main(): Promise<void> {
   } catch (error) {
     // Whatever the plugin threw goes back to the guest unexamined (no instanceof, no property
     // reads here: a hostile Proxy would run its traps outside the timed drain); the guest encodes it.
-    if (isTimeout(error)) fatalTimeout();
+    if (isTimeout(error)) fatalTimeout(null);
     else {
       apply(queueLoaded, undefined, [false, error]);
       drain();
@@ -258,5 +272,6 @@ main().catch((error: unknown) => {
       SAND_VM_CODES.WORKER_FAILED,
       `the sandbox worker failed: ${error instanceof Error ? error.message : String(error)}`,
     ),
+    cause: drainCause,
   });
 });
