@@ -11,6 +11,8 @@ export interface WorkerInit {
   capabilities: string[];
   /** Host tool names (members of the guest's frozen `tools` global). */
   tools: string[];
+  /** Largest result payload of one call, in bytes (codec text × 2); null: no limit. */
+  maxOutputBytes: number | null;
 }
 
 /** A host-side failure described as data. */
@@ -35,6 +37,8 @@ export type FromWorker =
   | { t: "load-failed"; error: WireError }
   | { t: "load-threw"; payload: string }
   | { t: "result"; id: number; ok: boolean; payload: string }
+  /** The call's result was larger than `maxOutputBytes` (`bytes` of codec text × 2) and was not sent. */
+  | { t: "result-too-large"; id: number; bytes: number }
   | { t: "cap"; id: number; op: string; payload: string }
   | { t: "log"; level: string; payload: string }
   /**

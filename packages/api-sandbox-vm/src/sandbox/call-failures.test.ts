@@ -21,7 +21,9 @@ const PLUGIN = `
     return "answered";
   };`;
 
-async function start(options: { timeoutMs?: number; memoryLimitMb?: number } = {}): Promise<VmSandboxHandle> {
+async function start(
+  options: { timeoutMs?: number; memoryLimitMb?: number; maxOutputBytes?: number } = {},
+): Promise<VmSandboxHandle> {
   env = createConformanceEnv(createVmSandbox);
   const { entry } = await env.plugin({ "plugin.mjs": PLUGIN });
   return env.sandbox({ pluginModulePath: entry, policy: {}, ...options });
@@ -101,6 +103,31 @@ describe("plugin host failures land on the call that caused them", () => {
         code: "SAND_VM_DISPOSED",
         message: `cannot call "ping": the sandbox is disposed (it failed with SAND_VM_MEMORY_EXCEEDED during plugin export "hoardLater": the plugin exceeded the sandbox heap limit of 64 MiB) (SAND_VM_DISPOSED); ${DOCS}/SAND_VM_DISPOSED.md`,
       },
+    });
+  });
+
+  it("a result over maxOutputBytes fails its own call only; the sandbox goes on", async () => {
+    const sandbox = await start({ maxOutputBytes: 1024 * 1024 });
+    const big = await outcome(sandbox.call("bigText"));
+    expect({ big, disposed: sandbox.disposed, next: await outcome(sandbox.call("ping")) }).toEqual({
+      big: {
+        code: "SAND_VM_OUTPUT_EXCEEDED",
+        // The codec text of a 20 MiB string: its JSON quotes around 20 971 520 characters, 2 bytes each.
+        message: `plugin export "bigText" returned ${(20 * 1024 * 1024 + 2) * 2} bytes, more than maxOutputBytes (1048576); the sandbox goes on (SAND_VM_OUTPUT_EXCEEDED); ${DOCS}/SAND_VM_OUTPUT_EXCEEDED.md`,
+      },
+      disposed: false,
+      next: { ok: "pong" },
+    });
+  });
+
+  it("refuses a maxOutputBytes that is not a positive integer, naming the field", async () => {
+    env = createConformanceEnv(createVmSandbox);
+    const { entry } = await env.plugin({ "plugin.mjs": PLUGIN });
+    expect(
+      await outcome(createVmSandbox({ pluginModulePath: entry, policy: {}, maxOutputBytes: 0 })),
+    ).toEqual({
+      code: "SAND_VM_INVALID_OPTIONS",
+      message: `Invalid createVmSandbox options: options.maxOutputBytes must be a positive integer number of bytes (got 0) (SAND_VM_INVALID_OPTIONS); ${DOCS}/SAND_VM_INVALID_OPTIONS.md`,
     });
   });
 

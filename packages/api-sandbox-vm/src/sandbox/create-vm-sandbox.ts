@@ -79,7 +79,7 @@ interface PendingCall {
   reject(error: unknown): void;
   timer: NodeJS.Timeout;
   /** The result the worker posted, final once the drain that produced it ended (`drained`). */
-  settled?: { ok: boolean; payload: string };
+  settled?: { ok: boolean; payload: string } | { tooLarge: number };
   /** The call's time ran out and the worker was asked whether it is free (`probe`). */
   probing?: boolean;
 }
@@ -306,6 +306,17 @@ class VmSandbox implements VmSandboxHandle {
     this.#pending.delete(id);
     clearTimeout(call.timer);
     this.#updateRef();
+    if ("tooLarge" in settled) {
+      const limit = this.#options.maxOutputBytes;
+      call.reject(
+        new VmSandboxError(
+          SAND_VM_CODES.OUTPUT_EXCEEDED,
+          `plugin export ${JSON.stringify(call.name)} returned ${settled.tooLarge} bytes, more than maxOutputBytes (${limit}); the sandbox goes on`,
+          { details: { name: call.name, bytes: settled.tooLarge, maxOutputBytes: limit } },
+        ),
+      );
+      return;
+    }
     try {
       const value = decodeGuestValue(settled.payload);
       if (settled.ok) call.resolve(value);
@@ -449,6 +460,13 @@ class VmSandbox implements VmSandboxHandle {
         this.#provisional.push(message.id);
         return;
       }
+      case "result-too-large": {
+        const call = this.#pending.get(message.id);
+        if (call === undefined || call.settled !== undefined) return;
+        call.settled = { tooLarge: message.bytes };
+        this.#provisional.push(message.id);
+        return;
+      }
       case "drained": {
         if (message.cause !== null) {
           const at = this.#unacked.indexOf(message.cause);
@@ -547,6 +565,7 @@ export async function createVmSandbox(options: VmSandboxOptions): Promise<VmSand
     timeoutMs: resolved.timeoutMs,
     capabilities: [...proxies.installed],
     tools: [...tools.names],
+    maxOutputBytes: resolved.maxOutputBytes ?? null,
   };
   const worker = new Worker(vmWorkerUrl(), {
     workerData: init,

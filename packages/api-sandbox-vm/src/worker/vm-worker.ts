@@ -52,6 +52,10 @@ function bridge(op: unknown, a: unknown, b: unknown): string | undefined {
       case "result.error": {
         if (typeof a !== "number" || typeof b !== "string") return undefined;
         if (forgotten.delete(a)) return undefined;
+        if (init.maxOutputBytes !== null && b.length * 2 > init.maxOutputBytes) {
+          post({ t: "result-too-large", id: a, bytes: b.length * 2 });
+          return undefined;
+        }
         post({ t: "result", id: a, ok: op === "result.ok", payload: b });
         return undefined;
       }
