@@ -11,6 +11,8 @@ export interface WorkerInit {
   capabilities: string[];
   /** Host tool names (members of the guest's frozen `tools` global). */
   tools: string[];
+  /** `memoryLimitMb` in bytes: the heap is capped by resourceLimits, heap + off-heap growth is checked after each drain. */
+  memoryLimitBytes: number;
   /** Largest result payload of one call, in bytes (codec text × 2); null: no limit. */
   maxOutputBytes: number | null;
 }

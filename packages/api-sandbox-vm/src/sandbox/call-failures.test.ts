@@ -15,6 +15,8 @@ const PLUGIN = `
   export const hang = () => new Promise(() => {});
   export const ping = () => "pong";
   export const bigText = () => "x".repeat(20 * 1024 * 1024);
+  // Off the heap: 8 x 64 MiB of typed arrays at most, so a missed limit is an assertion, not a dead machine.
+  export const hoardBuffers = () => { const hoard = []; for (let i = 0; i < 64; i++) hoard.push(new Uint8Array(8 * 1024 * 1024).fill(1)); return hoard.length; };
   // Answers first, then fills the heap in the same drain of the microtask queue.
   export const hoardLater = () => {
     Promise.resolve().then(() => { const hoard = []; for (;;) hoard.push(new Array(1e5).fill(hoard.length)); });
@@ -103,6 +105,29 @@ describe("plugin host failures land on the call that caused them", () => {
         code: "SAND_VM_DISPOSED",
         message: `cannot call "ping": the sandbox is disposed (it failed with SAND_VM_MEMORY_EXCEEDED during plugin export "hoardLater": the plugin exceeded the sandbox heap limit of 64 MiB) (SAND_VM_DISPOSED); ${DOCS}/SAND_VM_DISPOSED.md`,
       },
+    });
+  });
+
+  it("array buffers count against memoryLimitMb: the call that hoards them fails, the next is told why", async () => {
+    const sandbox = await start({ memoryLimitMb: 64, timeoutMs: 20_000 });
+    const hoarded = await outcome(sandbox.call("hoardBuffers"));
+    const next = await outcome(sandbox.call("ping"));
+    expect({
+      hoarded:
+        "code" in hoarded
+          ? [
+              hoarded.code,
+              /^the plugin's memory \(heap and array buffers\) grew by \d+ bytes, past the sandbox limit of 64 MiB; the sandbox was disposed/.test(
+                hoarded.message,
+              ),
+            ]
+          : hoarded,
+      disposedAtOnce: sandbox.disposed,
+      next: "code" in next ? [next.code, next.message.includes('during plugin export "hoardBuffers"')] : next,
+    }).toEqual({
+      hoarded: ["SAND_VM_MEMORY_EXCEEDED", true],
+      disposedAtOnce: true,
+      next: ["SAND_VM_DISPOSED", true],
     });
   });
 

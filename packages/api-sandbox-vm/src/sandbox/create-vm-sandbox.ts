@@ -6,6 +6,7 @@ import type { LogLevel } from "@suaveplan/sandbox-core/types";
 import type { ToolCallRecord } from "@suaveplan/sandbox-tools";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
 import type { FromWorker, ToWorker, WorkerInit } from "../internal/protocol.js";
+import { watchWorkerMemory } from "../internal/worker-memory.js";
 import {
   type DecodedGuestError,
   decodeGuestValue,
@@ -33,7 +34,11 @@ export interface VmSandboxCapabilities {
   readonly isolation: "vm-context-in-worker-thread";
   /** Sync loops and microtask loops are stopped after `timeoutMs`; pending promises time out per call. */
   readonly boundsAsyncWork: true;
-  /** The worker's heap is capped at `memoryLimitMb` (exceeding it ends the sandbox). */
+  /**
+   * The worker's heap is capped at `memoryLimitMb`, and its growth in heap plus off-heap memory
+   * (array buffers, Wasm memory) is checked against it after every drain and, on node 22.16+ and
+   * 24, sampled every 10 ms from the host; exceeding either fails the call and ends the sandbox.
+   */
   readonly enforcesMemoryLimit: true;
 }
 
@@ -143,6 +148,7 @@ class VmSandbox implements VmSandboxHandle {
   readonly #proxies: CapabilityProxies;
   readonly #tools: VmToolHost;
   readonly #pending = new Map<number, PendingCall>();
+  #stopMemoryWatch: () => void = () => {};
   /** Calls sent to the worker whose own drain has not ended yet, oldest first. */
   readonly #unacked: number[] = [];
   /** Calls whose result arrived during a drain that has not ended yet. */
@@ -343,6 +349,7 @@ class VmSandbox implements VmSandboxHandle {
 
   #teardown(reason: Error): Promise<void> {
     this.#loading = false;
+    this.#stopMemoryWatch();
     clearTimeout(this.#loadTimer);
     this.#settleReady?.reject(reason);
     for (const call of this.#pending.values()) {
@@ -438,6 +445,16 @@ class VmSandbox implements VmSandboxHandle {
         for (const name of names) exports[name] = (...args: unknown[]) => this.call(name, ...args);
         this.exports = Object.freeze(exports);
         this.#updateRef();
+        // Off-heap memory is sampled from the host too where node can read a busy worker.
+        const limitBytes = this.#options.memoryLimitMb * 1024 * 1024;
+        this.#stopMemoryWatch = watchWorkerMemory(this.#worker, limitBytes, (grown) =>
+          this.#fail(
+            new VmSandboxError(
+              SAND_VM_CODES.MEMORY_EXCEEDED,
+              `the plugin's memory (heap and array buffers) grew by ${grown} bytes, past the sandbox limit of ${this.#options.memoryLimitMb} MiB; the sandbox was disposed`,
+            ),
+          ),
+        );
         this.#settleReady?.resolve();
         return;
       }
@@ -566,6 +583,7 @@ export async function createVmSandbox(options: VmSandboxOptions): Promise<VmSand
     capabilities: [...proxies.installed],
     tools: [...tools.names],
     maxOutputBytes: resolved.maxOutputBytes ?? null,
+    memoryLimitBytes: resolved.memoryLimitMb * 1024 * 1024,
   };
   const worker = new Worker(vmWorkerUrl(), {
     workerData: init,

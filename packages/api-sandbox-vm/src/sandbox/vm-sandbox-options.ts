@@ -29,7 +29,7 @@ export interface VmSandboxOptions {
    * plugin code may run without yielding; exceeding the latter stops and disposes the sandbox.
    */
   timeoutMs?: number;
-  /** Heap limit of the worker hosting the context, in MiB (default 128). */
+  /** Memory limit of the worker hosting the context, in MiB (default 128): its heap, and its heap plus array buffers and Wasm memory (see the README). */
   memoryLimitMb?: number;
   /**
    * Largest result one call may return, in bytes of its copy (membrane codec text, 2 bytes a

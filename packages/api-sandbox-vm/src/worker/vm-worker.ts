@@ -9,6 +9,7 @@ import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-v
 import { buildBootstrapSource, PLUGIN_URL_PREFIX } from "../frozen-globals/bootstrap-source.js";
 import type { GuestHostApi } from "../frozen-globals/guest-host-api.js";
 import type { FromWorker, ToWorker, WireError, WorkerInit } from "../internal/protocol.js";
+import { threadMemoryBytes } from "../internal/worker-memory.js";
 import { PluginModuleLoader } from "../module-loader/plugin-module-loader.js";
 
 const apply = Reflect.apply;
@@ -128,6 +129,28 @@ function isTimeout(error: unknown): boolean {
   return Object.getOwnPropertyDescriptor(error, "code")?.value === "ERR_SCRIPT_EXECUTION_TIMEOUT";
 }
 
+/** What the thread held before the plugin loaded (heap and off-heap). */
+const memoryBefore = threadMemoryBytes();
+
+/**
+ * After a drain: the plugin's heap and off-heap memory (array buffers, Wasm memory) together may
+ * grow by `memoryLimitMb`; past it the call whose drain it was fails and the sandbox is disposed.
+ */
+function checkMemory(cause: number | null): boolean {
+  const grown = threadMemoryBytes() - memoryBefore;
+  if (grown <= init.memoryLimitBytes) return true;
+  broken = true;
+  post({
+    t: "fatal",
+    error: wire(
+      SAND_VM_CODES.MEMORY_EXCEEDED,
+      `the plugin's memory (heap and array buffers) grew by ${grown} bytes, past the sandbox limit of ${init.memoryLimitBytes / (1024 * 1024)} MiB; the sandbox was disposed`,
+    ),
+    cause,
+  });
+  return false;
+}
+
 function fatalTimeout(cause: number | null): void {
   if (broken) return;
   broken = true;
@@ -173,7 +196,7 @@ async function main(): Promise<void> {
     }
     // Results posted during this drain become final only now: had the worker died in the rest of
     // it (out of memory, a runaway loop), the failure belongs to the call that started it.
-    post({ t: "drained", cause });
+    if (checkMemory(cause)) post({ t: "drained", cause });
   };
   let kickPending = false;
   const kick = () => {
