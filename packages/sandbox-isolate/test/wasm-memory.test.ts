@@ -73,10 +73,11 @@ describe("isolate Wasm memory cap", () => {
     expect(
       await outcome(`${MODULE}
         const module = new WebAssembly.Module(bytes);
-        const memory = new WebAssembly.Memory({ initial: 1 });
+        const memory = new WebAssembly.Memory({ initial: 1, maximum: 16 });
         [memory instanceof WebAssembly.Memory, module instanceof WebAssembly.Module,
          WebAssembly.Memory.prototype.constructor === WebAssembly.Memory,
-         WebAssembly.Module.exports(module).map((e) => e.name)]`),
-    ).toEqual([true, true, true, ["grow", "mem"]]);
+         WebAssembly.Module.exports(module).map((e) => e.name),
+         new WebAssembly.Memory({ initial: 1, maximum: 2, shared: 1 }).buffer instanceof SharedArrayBuffer]`),
+    ).toEqual([true, true, true, ["grow", "mem"], true]);
   });
 });

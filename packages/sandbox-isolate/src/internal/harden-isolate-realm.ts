@@ -190,7 +190,7 @@ export function hardenIsolateRealm(maxWasmBytes: number): void {
     const clean =
       shared === undefined
         ? { initial: initialPages, maximum: maximumPages }
-        : { initial: initialPages, maximum: maximumPages, shared: shared === true };
+        : { initial: initialPages, maximum: maximumPages, shared: !!shared };
     const memory = construct(OriginalMemory, [clean], new.target) as object;
     budgetPages -= maximumPages;
     return memory;
