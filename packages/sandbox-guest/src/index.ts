@@ -63,6 +63,7 @@ export {
 } from "./protocol/protocol.js";
 // node:vm realm (vm, worker and spawn engines)
 export { isHostError, isHostTimeout } from "./vm-realm/host-guards.js";
+export { isolateMemoryBytes } from "./vm-realm/isolate-memory.js";
 export { startVmExecution, type VmExecutionHooks } from "./vm-realm/start-vm-execution.js";
 export {
   compileGuestScript,

@@ -543,7 +543,7 @@ describe("IsolateEngine escapes", () => {
     }
   });
 
-  it("WebAssembly.Memory touched page by page: not counted by memoryLimit (documented, not enforced)", async () => {
+  it("WebAssembly.Memory touched page by page: held to memoryLimit (SANDBOX_MEMORY_EXCEEDED)", async () => {
     expect.assertions(1);
     const local = new IsolateEngine({ timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
     try {
@@ -552,10 +552,10 @@ describe("IsolateEngine escapes", () => {
         const bytes = new Uint8Array(memory.buffer);
         for (let i = 0; i < bytes.length; i += 4096) bytes[i] = 1;
         bytes.length`);
-      // Eight times the 8 MiB limit, resident, and the execution still succeeds (README, Security notes).
-      expect({ success: result.success, result: result.result }).toEqual({
-        success: true,
-        result: 64 * 1024 * 1024,
+      // Eight times the 8 MiB limit: the realm's Wasm memory cap refuses it before a page is made.
+      expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+        success: false,
+        errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
       });
     } finally {
       await local.destroy();

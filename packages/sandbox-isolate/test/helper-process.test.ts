@@ -4,6 +4,7 @@ import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   createIsolatedVmFactory,
+  ISOLATE_CAPABILITIES,
   ISOLATE_HELPER_CAPABILITIES,
   IsolateEngine,
   type IsolateEngineOptions,
@@ -60,12 +61,22 @@ describe('IsolateEngine with process: "helper"', () => {
   it("declares the same guarantees, naming the helper process in its tier", () => {
     expect(engine().capabilities).toStrictEqual({
       securityBoundary: true,
-      tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a heap limit (WebAssembly memory not counted), no host objects reachable; a crash of the helper fails its running executions, not the application",
+      tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable; a crash of the helper fails its running executions, not the application",
       enforcesMemoryLimit: true,
       boundsAsyncWork: true,
       streamsLogs: true,
       abortsRunningCode: true,
       measuresCpu: "isolate",
+      memoryAccounting: {
+        kinds: {
+          heap: "allocation",
+          strings: "allocation",
+          arrayBuffers: "allocation",
+          sharedArrayBuffers: "allocation",
+          wasmMemory: "allocation",
+        },
+        exactness: ISOLATE_CAPABILITIES.memoryAccounting?.exactness,
+      },
     });
     expect(engine().capabilities).toBe(ISOLATE_HELPER_CAPABILITIES);
   });

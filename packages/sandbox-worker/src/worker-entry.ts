@@ -13,12 +13,14 @@ import { parentPort } from "node:worker_threads";
 import {
   DEFAULT_MAX_TIMERS,
   type GuestDriver,
+  isolateMemoryBytes,
   type PreparedVmRealm,
   prepareVmRealm,
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
 } from "@suaveplan/sandbox-guest";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
+import { MEMORY_SAMPLE_MS } from "./internal/memory-sampling.js";
 import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
 import type { HostMessage, WorkerMessage } from "./internal/worker-message.js";
 
@@ -50,7 +52,8 @@ port.on("message", (message: HostMessage) => {
     return;
   }
   if (message?.type !== "run" || driver !== undefined) return;
-  const { request } = message;
+  const { request, memoryLimit } = message;
+  const memoryBefore = isolateMemoryBytes();
   const running = startVmExecution(request, {
     onLog: (entry) => post({ type: "log", level: entry.level, message: entry.message }),
     // Only a run with host calls has a `tools` global; without it the driver refuses every call.
@@ -71,9 +74,19 @@ port.on("message", (message: HostMessage) => {
   });
   driver = running;
   prepared = undefined;
-  void running.result.then(({ outcome, memoryUsed, cpuMs, toolCalls, toolBytes }) =>
-    post({ type: "done", outcome, memoryUsed, cpuMs, toolCalls, toolBytes }),
-  );
+  // Heap and off-heap memory (array buffers, shared ones, Wasm memory), sampled whenever this
+  // thread is free — between the guest's entries, while it waits on a timer or a tool call. A
+  // synchronous stretch is sampled by the host instead, where node can (worker.getHeapStatistics).
+  let peak = 0;
+  const sampler = setInterval(() => {
+    const used = isolateMemoryBytes() - memoryBefore;
+    if (used > peak) peak = used;
+    if (used > memoryLimit) running.abort({ kind: "memory", limitBytes: memoryLimit });
+  }, MEMORY_SAMPLE_MS);
+  void running.result.then(({ outcome, memoryUsed, cpuMs, toolCalls, toolBytes }) => {
+    clearInterval(sampler);
+    post({ type: "done", outcome, memoryUsed: Math.max(memoryUsed ?? 0, peak), cpuMs, toolCalls, toolBytes });
+  });
 });
 // Compile and exercise the kernel off the caller's path, then ask for the request.
 void startVmExecution(WARM_UP_REQUEST).result.then(() => {

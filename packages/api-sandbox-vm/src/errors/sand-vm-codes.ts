@@ -22,6 +22,7 @@ export const SAND_VM_CODES = defineCodes(
     "DISPOSED",
     "WORKER_FAILED",
     "MEMORY_EXCEEDED",
+    "OUTPUT_EXCEEDED",
     "FS_FAILED",
     "FETCH_FAILED",
   ],

@@ -11,6 +11,10 @@ export interface WorkerInit {
   capabilities: string[];
   /** Host tool names (members of the guest's frozen `tools` global). */
   tools: string[];
+  /** `memoryLimitMb` in bytes: the heap is capped by resourceLimits, heap + off-heap growth is checked after each drain. */
+  memoryLimitBytes: number;
+  /** Largest result payload of one call, in bytes (codec text × 2); null: no limit. */
+  maxOutputBytes: number | null;
 }
 
 /** A host-side failure described as data. */
@@ -24,6 +28,8 @@ export interface WireError {
 export type ToWorker =
   | { t: "call"; id: number; name: string; payload: string }
   | { t: "forget"; id: number }
+  /** A call's timer ran out: answer `probe` once the worker is free (its drain ended). */
+  | { t: "probe"; id: number }
   | { t: "cap.result"; id: number; ok: boolean; payload: string };
 
 /** Worker → main. */
@@ -33,6 +39,15 @@ export type FromWorker =
   | { t: "load-failed"; error: WireError }
   | { t: "load-threw"; payload: string }
   | { t: "result"; id: number; ok: boolean; payload: string }
+  /** The call's result was larger than `maxOutputBytes` (`bytes` of codec text × 2) and was not sent. */
+  | { t: "result-too-large"; id: number; bytes: number }
   | { t: "cap"; id: number; op: string; payload: string }
   | { t: "log"; level: string; payload: string }
-  | { t: "fatal"; error: WireError };
+  /**
+   * A drain of the context's microtask queue ended normally. `cause` is the call whose message
+   * started it (null for other drains); results posted during the drain are final only now.
+   */
+  | { t: "drained"; cause: number | null }
+  | { t: "probe"; id: number }
+  /** The sandbox cannot go on; `cause` is the call whose drain failed, when one did. */
+  | { t: "fatal"; error: WireError; cause: number | null };

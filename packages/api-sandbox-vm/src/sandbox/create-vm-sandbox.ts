@@ -6,6 +6,7 @@ import type { LogLevel } from "@suaveplan/sandbox-core/types";
 import type { ToolCallRecord } from "@suaveplan/sandbox-tools";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
 import type { FromWorker, ToWorker, WorkerInit } from "../internal/protocol.js";
+import { watchWorkerMemory } from "../internal/worker-memory.js";
 import {
   type DecodedGuestError,
   decodeGuestValue,
@@ -33,7 +34,11 @@ export interface VmSandboxCapabilities {
   readonly isolation: "vm-context-in-worker-thread";
   /** Sync loops and microtask loops are stopped after `timeoutMs`; pending promises time out per call. */
   readonly boundsAsyncWork: true;
-  /** The worker's heap is capped at `memoryLimitMb` (exceeding it ends the sandbox). */
+  /**
+   * The worker's heap is capped at `memoryLimitMb`, and its growth in heap plus off-heap memory
+   * (array buffers, Wasm memory) is checked against it after every drain and, on node 22.16+ and
+   * 24, sampled every 10 ms from the host; exceeding either fails the call and ends the sandbox.
+   */
   readonly enforcesMemoryLimit: true;
 }
 
@@ -78,7 +83,14 @@ interface PendingCall {
   resolve(value: unknown): void;
   reject(error: unknown): void;
   timer: NodeJS.Timeout;
+  /** The result the worker posted, final once the drain that produced it ended (`drained`). */
+  settled?: { ok: boolean; payload: string } | { tooLarge: number };
+  /** The call's time ran out and the worker was asked whether it is free (`probe`). */
+  probing?: boolean;
 }
+
+/** How long past a call's timeout the host waits for the worker's answer to a probe, in ms. */
+const PROBE_GRACE_MS = 1_000;
 
 function preview(value: unknown): string {
   return formatWithOptions({ depth: 2, breakLength: Number.POSITIVE_INFINITY }, "%O", value).slice(0, 200);
@@ -136,6 +148,13 @@ class VmSandbox implements VmSandboxHandle {
   readonly #proxies: CapabilityProxies;
   readonly #tools: VmToolHost;
   readonly #pending = new Map<number, PendingCall>();
+  #stopMemoryWatch: () => void = () => {};
+  /** Calls sent to the worker whose own drain has not ended yet, oldest first. */
+  readonly #unacked: number[] = [];
+  /** Calls whose result arrived during a drain that has not ended yet. */
+  readonly #provisional: number[] = [];
+  /** Why the sandbox is gone, once it is (said by every later call). */
+  #goneReason: string | undefined;
   #callSeq = 0;
   #loading = true;
   #loadTimer: NodeJS.Timeout | undefined;
@@ -217,7 +236,7 @@ class VmSandbox implements VmSandboxHandle {
       return Promise.reject(
         new VmSandboxError(
           SAND_VM_CODES.DISPOSED,
-          `cannot call ${JSON.stringify(name)}: the sandbox is disposed`,
+          `cannot call ${JSON.stringify(name)}: the sandbox is disposed${this.#goneReason === undefined ? "" : ` (${this.#goneReason})`}`,
         ),
       );
     }
@@ -240,24 +259,77 @@ class VmSandbox implements VmSandboxHandle {
     }
     const id = ++this.#callSeq;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(id);
-        this.#post({ t: "forget", id });
-        this.#updateRef();
-        reject(
-          new VmSandboxError(
-            SAND_VM_CODES.TIMEOUT,
-            `plugin export ${JSON.stringify(name)} did not settle within ${this.#options.timeoutMs} ms`,
-            {
-              details: { name, timeoutMs: this.#options.timeoutMs },
-            },
-          ),
-        );
-      }, this.#options.timeoutMs);
+      const timer = setTimeout(() => this.#onCallTimeout(id), this.#options.timeoutMs);
       this.#pending.set(id, { name, resolve, reject, timer });
+      this.#unacked.push(id);
       this.#updateRef();
       this.#post({ t: "call", id, name, payload });
     });
+  }
+
+  /**
+   * A call's time ran out. Whether it is only waiting (a promise that never settles: this call
+   * fails, the sandbox goes on) or its code still runs (the worker's watchdog stops it and the
+   * `fatal` lands on this call) only the worker knows: ask it. It answers `probe` once it is free.
+   */
+  #onCallTimeout(id: number): void {
+    const call = this.#pending.get(id);
+    if (call === undefined || this.#disposal !== undefined) return;
+    if (call.probing === true) {
+      // No answer within the grace: the worker is busy with other calls' work; this one is late.
+      this.#rejectUnsettled(id);
+      return;
+    }
+    call.probing = true;
+    call.timer = setTimeout(() => this.#onCallTimeout(id), this.#options.timeoutMs + PROBE_GRACE_MS);
+    this.#post({ t: "probe", id });
+  }
+
+  /** Reject a call that is still waiting after its timeout with `SAND_VM_TIMEOUT`; the sandbox stays usable. */
+  #rejectUnsettled(id: number): void {
+    const call = this.#pending.get(id);
+    if (call === undefined || call.settled !== undefined) return;
+    clearTimeout(call.timer);
+    this.#pending.delete(id);
+    this.#post({ t: "forget", id });
+    this.#updateRef();
+    call.reject(
+      new VmSandboxError(
+        SAND_VM_CODES.TIMEOUT,
+        `plugin export ${JSON.stringify(call.name)} did not settle within ${this.#options.timeoutMs} ms`,
+        {
+          details: { name: call.name, timeoutMs: this.#options.timeoutMs },
+        },
+      ),
+    );
+  }
+
+  /** Hand a call its result (the drain that produced it has ended). */
+  #deliver(id: number): void {
+    const call = this.#pending.get(id);
+    const settled = call?.settled;
+    if (call === undefined || settled === undefined) return;
+    this.#pending.delete(id);
+    clearTimeout(call.timer);
+    this.#updateRef();
+    if ("tooLarge" in settled) {
+      const limit = this.#options.maxOutputBytes;
+      call.reject(
+        new VmSandboxError(
+          SAND_VM_CODES.OUTPUT_EXCEEDED,
+          `plugin export ${JSON.stringify(call.name)} returned ${settled.tooLarge} bytes, more than maxOutputBytes (${limit}); the sandbox goes on`,
+          { details: { name: call.name, bytes: settled.tooLarge, maxOutputBytes: limit } },
+        ),
+      );
+      return;
+    }
+    try {
+      const value = decodeGuestValue(settled.payload);
+      if (settled.ok) call.resolve(value);
+      else call.reject(hostErrorFrom(value, `plugin export ${JSON.stringify(call.name)}`));
+    } catch (error) {
+      call.reject(error);
+    }
   }
 
   calls(): ToolCallRecord[] {
@@ -277,6 +349,7 @@ class VmSandbox implements VmSandboxHandle {
 
   #teardown(reason: Error): Promise<void> {
     this.#loading = false;
+    this.#stopMemoryWatch();
     clearTimeout(this.#loadTimer);
     this.#settleReady?.reject(reason);
     for (const call of this.#pending.values()) {
@@ -292,9 +365,43 @@ class VmSandbox implements VmSandboxHandle {
     );
   }
 
-  /** A fatal failure: everything in flight rejects with `error`, then the sandbox is disposed. */
-  #fail(error: Error): void {
+  /**
+   * A fatal failure: the calls that caused it reject with `error` — `cause` (the call whose drain
+   * failed, when the worker knows it), else the calls whose results came from the failing drain
+   * and the oldest call whose own drain had not ended — and every other call in flight rejects
+   * with `SAND_VM_DISPOSED` saying why; then the sandbox is disposed. Later calls say why too.
+   */
+  #fail(error: Error, cause: number | null = null): void {
     if (this.#disposal !== undefined) return;
+    const culprits = new Set<number>();
+    if (cause !== null && this.#pending.has(cause)) culprits.add(cause);
+    else {
+      for (const id of this.#provisional) culprits.add(id);
+      const oldest = this.#unacked.find((id) => this.#pending.has(id));
+      if (oldest !== undefined) culprits.add(oldest);
+    }
+    if (culprits.size === 0 && this.#pending.size === 1)
+      for (const id of this.#pending.keys()) culprits.add(id);
+    const blamed = [...culprits].map((id) => this.#pending.get(id)?.name).filter((n) => n !== undefined);
+    const code = String((error as { code?: unknown }).code ?? error.name);
+    const what = error.message
+      .replace(/ \([A-Z_]+\); see .*$/s, "")
+      .replace(/; the sandbox was disposed$/, "");
+    this.#goneReason =
+      blamed.length > 0
+        ? `it failed with ${code} during plugin export ${JSON.stringify(blamed[0])}: ${what}`
+        : `it failed with ${code}: ${what}`;
+    const gone = new VmSandboxError(
+      SAND_VM_CODES.DISPOSED,
+      `the sandbox was disposed while this call waited, because ${this.#goneReason}`,
+      { cause: error },
+    );
+    for (const [id, call] of this.#pending) {
+      if (culprits.has(id)) continue;
+      clearTimeout(call.timer);
+      this.#pending.delete(id);
+      call.reject(gone);
+    }
     this.#disposal = this.#teardown(error);
   }
 
@@ -338,6 +445,16 @@ class VmSandbox implements VmSandboxHandle {
         for (const name of names) exports[name] = (...args: unknown[]) => this.call(name, ...args);
         this.exports = Object.freeze(exports);
         this.#updateRef();
+        // Off-heap memory is sampled from the host too where node can read a busy worker.
+        const limitBytes = this.#options.memoryLimitMb * 1024 * 1024;
+        this.#stopMemoryWatch = watchWorkerMemory(this.#worker, limitBytes, (grown) =>
+          this.#fail(
+            new VmSandboxError(
+              SAND_VM_CODES.MEMORY_EXCEEDED,
+              `the plugin's memory (heap and array buffers) grew by ${grown} bytes, past the sandbox limit of ${this.#options.memoryLimitMb} MiB; the sandbox was disposed`,
+            ),
+          ),
+        );
         this.#settleReady?.resolve();
         return;
       }
@@ -355,19 +472,29 @@ class VmSandbox implements VmSandboxHandle {
         return;
       case "result": {
         const call = this.#pending.get(message.id);
-        if (call === undefined) return;
-        this.#pending.delete(message.id);
-        clearTimeout(call.timer);
-        this.#updateRef();
-        try {
-          const value = decodeGuestValue(message.payload);
-          if (message.ok) call.resolve(value);
-          else call.reject(hostErrorFrom(value, `plugin export ${JSON.stringify(call.name)}`));
-        } catch (error) {
-          call.reject(error);
-        }
+        if (call === undefined || call.settled !== undefined) return;
+        call.settled = { ok: message.ok, payload: message.payload };
+        this.#provisional.push(message.id);
         return;
       }
+      case "result-too-large": {
+        const call = this.#pending.get(message.id);
+        if (call === undefined || call.settled !== undefined) return;
+        call.settled = { tooLarge: message.bytes };
+        this.#provisional.push(message.id);
+        return;
+      }
+      case "drained": {
+        if (message.cause !== null) {
+          const at = this.#unacked.indexOf(message.cause);
+          if (at !== -1) this.#unacked.splice(at, 1);
+        }
+        for (const id of this.#provisional.splice(0)) this.#deliver(id);
+        return;
+      }
+      case "probe":
+        this.#rejectUnsettled(message.id);
+        return;
       case "cap":
         this.#onCapability(message.id, message.op, message.payload);
         return;
@@ -375,7 +502,7 @@ class VmSandbox implements VmSandboxHandle {
         this.#onLog(message.level, message.payload);
         return;
       case "fatal":
-        this.#fail(new VmSandboxError(message.error.code, message.error.message));
+        this.#fail(new VmSandboxError(message.error.code, message.error.message), message.cause);
         return;
     }
   }
@@ -455,6 +582,8 @@ export async function createVmSandbox(options: VmSandboxOptions): Promise<VmSand
     timeoutMs: resolved.timeoutMs,
     capabilities: [...proxies.installed],
     tools: [...tools.names],
+    maxOutputBytes: resolved.maxOutputBytes ?? null,
+    memoryLimitBytes: resolved.memoryLimitMb * 1024 * 1024,
   };
   const worker = new Worker(vmWorkerUrl(), {
     workerData: init,

@@ -29,8 +29,14 @@ export interface VmSandboxOptions {
    * plugin code may run without yielding; exceeding the latter stops and disposes the sandbox.
    */
   timeoutMs?: number;
-  /** Heap limit of the worker hosting the context, in MiB (default 128). */
+  /** Memory limit of the worker hosting the context, in MiB (default 128): its heap, and its heap plus array buffers and Wasm memory (see the README). */
   memoryLimitMb?: number;
+  /**
+   * Largest result one call may return, in bytes of its copy (membrane codec text, 2 bytes a
+   * character). A larger result rejects that call with `SAND_VM_OUTPUT_EXCEEDED`; the sandbox goes
+   * on. Default: no limit.
+   */
+  maxOutputBytes?: number;
   /** Receives the plugin's `console.*` lines. Default: dropped. */
   onLog?: (entry: LogEntry) => void;
   /** Meter provider for `plugin.permission_denied_total` when `policy` is not a checker. Default: global. */
@@ -45,6 +51,7 @@ export interface ResolvedVmSandboxOptions {
   tools: ToolSet | undefined;
   timeoutMs: number;
   memoryLimitMb: number;
+  maxOutputBytes: number | undefined;
   onLog: ((entry: LogEntry) => void) | undefined;
   meterProvider: MeterProvider | undefined;
 }
@@ -77,6 +84,7 @@ export function resolveVmSandboxOptions(input: unknown): ResolvedVmSandboxOption
     "tools",
     "timeoutMs",
     "memoryLimitMb",
+    "maxOutputBytes",
     "onLog",
     "meterProvider",
   ]);
@@ -112,6 +120,16 @@ export function resolveVmSandboxOptions(input: unknown): ResolvedVmSandboxOption
   if (typeof memoryLimitMb !== "number" || !Number.isInteger(memoryLimitMb) || memoryLimitMb < 8) {
     throw invalid("options.memoryLimitMb", `must be an integer >= 8 (got ${String(o.memoryLimitMb)})`);
   }
+  const maxOutputBytes = o.maxOutputBytes;
+  if (
+    maxOutputBytes !== undefined &&
+    (typeof maxOutputBytes !== "number" || !Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 1)
+  ) {
+    throw invalid(
+      "options.maxOutputBytes",
+      `must be a positive integer number of bytes (got ${String(maxOutputBytes)})`,
+    );
+  }
   if (o.tools !== undefined && (typeof o.tools !== "object" || o.tools === null))
     throw invalid("options.tools", "must be an object of tool definitions");
   if (o.onLog !== undefined && typeof o.onLog !== "function")
@@ -123,6 +141,7 @@ export function resolveVmSandboxOptions(input: unknown): ResolvedVmSandboxOption
     tools: o.tools as ToolSet | undefined,
     timeoutMs,
     memoryLimitMb,
+    maxOutputBytes,
     onLog: o.onLog as ((entry: LogEntry) => void) | undefined,
     meterProvider: o.meterProvider as MeterProvider | undefined,
   };

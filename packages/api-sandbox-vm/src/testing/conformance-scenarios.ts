@@ -99,13 +99,6 @@ async function rejection(
   throw new Error("expected a rejection");
 }
 
-/** Wait (up to 10 s, polling) until `condition()` holds; a bound on an event that must happen, not a speed check. */
-async function eventually(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition() && waited < 10_000; waited += 10) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** An fs adapter that forwards to the real one and records every call. */
 export function countingFsAdapter(): { adapter: FsHostAdapter; calls: { op: string; path: string }[] } {
   const real = createNodeFsAdapter();
@@ -626,7 +619,7 @@ const CALL_TIMEOUT: VmConformanceScenario = {
 
 const CPU_TIMEOUT: VmConformanceScenario = {
   group: "lifecycle",
-  name: "plugin code that never yields is stopped and the sandbox disposed",
+  name: "plugin code that never yields fails the call that ran it; the sandbox is disposed at once and says why",
   async run(env) {
     const { entry } = await env.plugin({
       "plugin.mjs": `
@@ -635,24 +628,27 @@ const CPU_TIMEOUT: VmConformanceScenario = {
         export const spinLater = () => { Promise.resolve().then(() => null).then(() => { for (;;) {} }); return "queued"; };
         export const ping = () => "pong";`,
     });
-    // A synchronous loop, and a microtask loop queued after the call already answered.
+    // A synchronous loop, and a microtask loop queued after the call already answered: both fail
+    // the call whose code ran them, never the innocent call made next.
     const outcomes = [];
     for (const name of ["spin", "spinLater"]) {
       const sandbox = await env.sandbox({ pluginModulePath: entry, policy: {}, timeoutMs: 1_000 });
-      const first = name === "spin" ? (await rejection(sandbox.call(name))).code : await sandbox.call(name);
-      // The next call is rejected by the teardown (TIMEOUT) or, if that already happened, as DISPOSED.
-      const next = (await rejection(sandbox.call("ping"))).code;
-      // The worker's CPU watchdog and the call's own timer may fire in either order; disposal must follow.
-      await eventually(() => sandbox.disposed);
-      outcomes.push({
-        first,
-        nextRejected: next === "SAND_VM_TIMEOUT" || next === "SAND_VM_DISPOSED",
-        disposed: sandbox.disposed,
-      });
+      const first = await rejection(sandbox.call(name));
+      const disposedAtOnce = sandbox.disposed;
+      const next = await rejection(sandbox.call("ping"));
+      outcomes.push({ first: [first.code, first.message], disposedAtOnce, next: [next.code, next.message] });
     }
+    const stopped =
+      "plugin code ran for more than 1000 ms without yielding and was stopped; the sandbox was disposed (SAND_VM_TIMEOUT); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_TIMEOUT.md";
+    const gone = (name: string) =>
+      `cannot call "ping": the sandbox is disposed (it failed with SAND_VM_TIMEOUT during plugin export "${name}": plugin code ran for more than 1000 ms without yielding and was stopped) (SAND_VM_DISPOSED); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_DISPOSED.md`;
     expect(outcomes).toEqual([
-      { first: "SAND_VM_TIMEOUT", nextRejected: true, disposed: true },
-      { first: "queued", nextRejected: true, disposed: true },
+      { first: ["SAND_VM_TIMEOUT", stopped], disposedAtOnce: true, next: ["SAND_VM_DISPOSED", gone("spin")] },
+      {
+        first: ["SAND_VM_TIMEOUT", stopped],
+        disposedAtOnce: true,
+        next: ["SAND_VM_DISPOSED", gone("spinLater")],
+      },
     ]);
   },
 };

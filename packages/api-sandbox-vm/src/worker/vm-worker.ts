@@ -9,6 +9,7 @@ import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-v
 import { buildBootstrapSource, PLUGIN_URL_PREFIX } from "../frozen-globals/bootstrap-source.js";
 import type { GuestHostApi } from "../frozen-globals/guest-host-api.js";
 import type { FromWorker, ToWorker, WireError, WorkerInit } from "../internal/protocol.js";
+import { threadMemoryBytes } from "../internal/worker-memory.js";
 import { PluginModuleLoader } from "../module-loader/plugin-module-loader.js";
 
 const apply = Reflect.apply;
@@ -22,6 +23,8 @@ const wire = (code: SandVmCode, message: string): WireError => ({ code, message 
 const forgotten = new Set<number>();
 let capabilitySeq = 0;
 let broken = false;
+/** The call whose message started the running drain (null for other drains). */
+let drainCause: number | null = null;
 
 const URL_PARTS = [
   "href",
@@ -50,6 +53,10 @@ function bridge(op: unknown, a: unknown, b: unknown): string | undefined {
       case "result.error": {
         if (typeof a !== "number" || typeof b !== "string") return undefined;
         if (forgotten.delete(a)) return undefined;
+        if (init.maxOutputBytes !== null && b.length * 2 > init.maxOutputBytes) {
+          post({ t: "result-too-large", id: a, bytes: b.length * 2 });
+          return undefined;
+        }
         post({ t: "result", id: a, ok: op === "result.ok", payload: b });
         return undefined;
       }
@@ -122,7 +129,29 @@ function isTimeout(error: unknown): boolean {
   return Object.getOwnPropertyDescriptor(error, "code")?.value === "ERR_SCRIPT_EXECUTION_TIMEOUT";
 }
 
-function fatalTimeout(): void {
+/** What the thread held before the plugin loaded (heap and off-heap). */
+const memoryBefore = threadMemoryBytes();
+
+/**
+ * After a drain: the plugin's heap and off-heap memory (array buffers, Wasm memory) together may
+ * grow by `memoryLimitMb`; past it the call whose drain it was fails and the sandbox is disposed.
+ */
+function checkMemory(cause: number | null): boolean {
+  const grown = threadMemoryBytes() - memoryBefore;
+  if (grown <= init.memoryLimitBytes) return true;
+  broken = true;
+  post({
+    t: "fatal",
+    error: wire(
+      SAND_VM_CODES.MEMORY_EXCEEDED,
+      `the plugin's memory (heap and array buffers) grew by ${grown} bytes, past the sandbox limit of ${init.memoryLimitBytes / (1024 * 1024)} MiB; the sandbox was disposed`,
+    ),
+    cause,
+  });
+  return false;
+}
+
+function fatalTimeout(cause: number | null): void {
   if (broken) return;
   broken = true;
   post({
@@ -131,6 +160,7 @@ function fatalTimeout(): void {
       SAND_VM_CODES.TIMEOUT,
       `plugin code ran for more than ${init.timeoutMs} ms without yielding and was stopped; the sandbox was disposed`,
     ),
+    cause,
   });
 }
 
@@ -152,14 +182,21 @@ async function main(): Promise<void> {
   });
   const drainScript = new Script("", { filename: "sandbox:/drain" });
   /** Run the context's microtask queue (where all plugin code runs) under the CPU budget. */
-  const drain = () => {
+  const drain = (cause: number | null = null) => {
     if (broken) return;
+    drainCause = cause;
     try {
       drainScript.runInContext(context, { timeout: init.timeoutMs });
     } catch (error) {
-      if (isTimeout(error)) fatalTimeout();
+      if (isTimeout(error)) fatalTimeout(cause);
       else throw error;
+      return;
+    } finally {
+      drainCause = null;
     }
+    // Results posted during this drain become final only now: had the worker died in the rest of
+    // it (out of memory, a runaway loop), the failure belongs to the call that started it.
+    if (checkMemory(cause)) post({ t: "drained", cause });
   };
   let kickPending = false;
   const kick = () => {
@@ -193,7 +230,7 @@ async function main(): Promise<void> {
     switch (message.t) {
       case "call":
         apply(queueCall, undefined, [message.id, message.name, message.payload]);
-        drain();
+        drain(message.id);
         break;
       case "cap.result":
         apply(queueSettle, undefined, [message.id, message.ok, message.payload]);
@@ -201,6 +238,10 @@ async function main(): Promise<void> {
         break;
       case "forget":
         forgotten.add(message.id);
+        break;
+      case "probe":
+        // Reached only when no drain runs: the call is waiting, not running.
+        post({ t: "probe", id: message.id });
         break;
     }
   });
@@ -235,7 +276,7 @@ async function main(): Promise<void> {
   } catch (error) {
     // Whatever the plugin threw goes back to the guest unexamined (no instanceof, no property
     // reads here: a hostile Proxy would run its traps outside the timed drain); the guest encodes it.
-    if (isTimeout(error)) fatalTimeout();
+    if (isTimeout(error)) fatalTimeout(null);
     else {
       apply(queueLoaded, undefined, [false, error]);
       drain();
@@ -258,5 +299,6 @@ main().catch((error: unknown) => {
       SAND_VM_CODES.WORKER_FAILED,
       `the sandbox worker failed: ${error instanceof Error ? error.message : String(error)}`,
     ),
+    cause: drainCause,
   });
 });

@@ -9,6 +9,7 @@ import type {
   SandboxResult,
 } from "../types/sandbox-types.js";
 import { activeResources, childPids, grownResources, sleep } from "./host-probes.js";
+import { expectedBombOutcome, MEMORY_BOMB_ROWS } from "./memory-bombs.js";
 import { checkParityRow, PARITY_ROWS } from "./parity-table.js";
 
 /** Tunables of the conformance suite (all optional). */
@@ -56,6 +57,8 @@ export interface ConformanceCheck {
   readonly name: string;
   /** Skip unless the engine declares this capability. */
   readonly requires?: CapabilityFlag;
+  /** Skip unless this holds for the engine's declared capabilities (finer than `requires`). */
+  readonly appliesTo?: (capabilities: EngineCapabilities) => boolean;
   /** Throws (an assertion error) when the engine breaks the contract. */
   run(env: ConformanceEnv): Promise<void>;
 }
@@ -617,6 +620,43 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
       await expectValue(engine, "'survived'", "survived");
     },
   },
+  // One table of bombs, every kind of memory, sync and yielding; what an engine must stop is its
+  // declared capabilities.memoryAccounting (see memory-bombs.ts), never its name.
+  ...MEMORY_BOMB_ROWS.map(
+    (row): ConformanceCheck => ({
+      group: "memory",
+      name: `ends a ${row.pace} ${row.kind} bomb with SANDBOX_MEMORY_EXCEEDED where memoryAccounting bounds it; host and engine survive`,
+      appliesTo: (capabilities) => expectedBombOutcome(row, capabilities) !== undefined,
+      async run(env) {
+        const limit = env.options.memoryLimitBytes;
+        const engine = await env.engine({ memoryLimit: limit, timeout: 60_000 });
+        const result = await engine.execute(row.code(limit));
+        expectShape(result);
+        const outcome = result.success ? result.result : result.errorCode;
+        // "absent": the realm has no constructor for this kind, so nothing can be allocated that way.
+        expect([MEMORY_EXCEEDED, "absent"]).toContain(outcome);
+        await expectValue(engine, "'survived'", "survived");
+      },
+    }),
+  ),
+  {
+    group: "memory",
+    name: "memoryUsed counts the array buffers a run holds where memoryAccounting counts them",
+    appliesTo: (capabilities) =>
+      capabilities.memoryAccounting !== undefined &&
+      capabilities.memoryAccounting.kinds.arrayBuffers !== false,
+    async run(env) {
+      const engine = await env.engine({ memoryLimit: 128 * 1024 * 1024 });
+      const held = 32 * 1024 * 1024;
+      const result = await expectValue(
+        engine,
+        `const keep = new Uint8Array(${held}).fill(1); keep.length`,
+        held,
+      );
+      expect(result.memoryUsed).toBeGreaterThanOrEqual(held);
+      expect(result.usage?.heapBytes).toBe(result.memoryUsed);
+    },
+  },
   // ── console ────────────────────────────────────────────────────────────
   {
     group: "console",
@@ -1056,5 +1096,8 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
 
 /** True when `capabilities` lets the check run. */
 export function checkApplies(check: ConformanceCheck, capabilities: EngineCapabilities): boolean {
-  return check.requires === undefined || capabilities[check.requires] === true;
+  return (
+    (check.requires === undefined || capabilities[check.requires] === true) &&
+    (check.appliesTo === undefined || check.appliesTo(capabilities))
+  );
 }

@@ -7,5 +7,11 @@ export {
   type EngineConformanceOptions,
   type ResolvedConformanceOptions,
 } from "./conformance-checks.js";
+export {
+  type BombPace,
+  expectedBombOutcome,
+  MEMORY_BOMB_ROWS,
+  type MemoryBombRow,
+} from "./memory-bombs.js";
 export { checkParityRow, PARITY_ROWS, type ParityRow } from "./parity-table.js";
 export { type MakeEngine, runConformanceCheck, runEngineConformance } from "./run-engine-conformance.js";

@@ -22,6 +22,17 @@ const ALL_CAPABILITIES: EngineCapabilities = {
   streamsLogs: true,
   abortsRunningCode: true,
   measuresCpu: false,
+  memoryAccounting: {
+    kinds: {
+      heap: "allocation",
+      strings: "allocation",
+      arrayBuffers: "sampled",
+      sharedArrayBuffers: "sampled",
+      wasmMemory: "sampled",
+    },
+    sampleIntervalMs: 10,
+    exactness: "fake",
+  },
 };
 
 /** An engine that answers every execution with a fixed outcome and ignores everything else. */
@@ -115,17 +126,51 @@ describe("runEngineConformance self-test", () => {
       boundsAsyncWork: false,
       streamsLogs: false,
       abortsRunningCode: false,
+      memoryAccounting: {
+        kinds: {
+          heap: false,
+          strings: false,
+          arrayBuffers: false,
+          sharedArrayBuffers: false,
+          wasmMemory: false,
+        },
+        exactness: "nothing counted",
+      },
     };
-    const skipped = CONFORMANCE_CHECKS.filter((check) => !checkApplies(check, none)).map((c) => c.requires);
+    const skipped = CONFORMANCE_CHECKS.filter((check) => !checkApplies(check, none)).map(
+      (c) => c.requires ?? (c.appliesTo === undefined ? c.name : "memoryAccounting"),
+    );
     expect(skipped).toEqual([
       "boundsAsyncWork",
       "boundsAsyncWork",
       "boundsAsyncWork",
       "boundsAsyncWork",
       "enforcesMemoryLimit",
+      ...Array.from({ length: 11 }, () => "memoryAccounting"),
       "streamsLogs",
       "abortsRunningCode",
     ]);
+    // Only yielding bombs apply where a kind is bounded only while the guest yields.
+    const yields: EngineCapabilities = {
+      ...ALL_CAPABILITIES,
+      memoryAccounting: {
+        kinds: {
+          heap: "yields",
+          strings: "yields",
+          arrayBuffers: "yields",
+          sharedArrayBuffers: "yields",
+          wasmMemory: "yields",
+        },
+        exactness: "between entries",
+      },
+    };
+    expect(
+      CONFORMANCE_CHECKS.filter(
+        (check) =>
+          check.name.endsWith("where memoryAccounting bounds it; host and engine survive") &&
+          checkApplies(check, yields),
+      ).map((check) => check.name.split(" ")[2]),
+    ).toEqual(Array.from({ length: 5 }, () => "yielding"));
     expect(CONFORMANCE_CHECKS.every((check) => checkApplies(check, ALL_CAPABILITIES))).toBe(true);
   });
 });

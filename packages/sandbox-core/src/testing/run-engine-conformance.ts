@@ -23,7 +23,7 @@ export type MakeEngine = (limits?: Partial<EngineLimits>) => SandboxEngine | Pro
  * ```
  *
  * Checks are skipped only by the engine's declared `capabilities`
- * (`enforcesMemoryLimit`, `boundsAsyncWork`, `streamsLogs`), never by name.
+ * (`enforcesMemoryLimit`, `boundsAsyncWork`, `streamsLogs`, `memoryAccounting`), never by name.
  * Each check builds its own engine(s) through `makeEngine` and destroys them
  * afterwards.
  *
@@ -58,7 +58,11 @@ export type MakeEngine = (limits?: Partial<EngineLimits>) => SandboxEngine | Pro
  *   execution ends, so no guest callback (and no `onLog` call) happens after
  *   `execute` resolves.
  * - Where `enforcesMemoryLimit`, an allocation bomb gives
- *   `SANDBOX_MEMORY_EXCEEDED`; host and engine survive.
+ *   `SANDBOX_MEMORY_EXCEEDED`; host and engine survive. So does every bomb
+ *   of the `MEMORY_BOMB_ROWS` table (heap, strings, array buffers,
+ *   shared array buffers, Wasm memory; synchronous and yielding) that the
+ *   engine's `capabilities.memoryAccounting` says it bounds, and `memoryUsed`
+ *   counts the array buffers a run holds where it counts them.
  * - Console `log/info/warn/error/debug` are captured with their level, in
  *   order, arguments joined by spaces, cut at `maxOutputSize` bytes with a
  *   `warn` entry `[output truncated at N bytes]` (see `LogCollector`); every
@@ -101,10 +105,14 @@ export function runEngineConformance(
             check.name,
             async (ctx) => {
               const env = createEnv(makeEngine, resolved, live);
-              if (check.requires !== undefined) {
+              if (check.requires !== undefined || check.appliesTo !== undefined) {
                 const probe = await env.engine();
                 if (!checkApplies(check, probe.capabilities)) {
-                  ctx.skip(`engine declares capabilities.${check.requires} = false`);
+                  ctx.skip(
+                    check.requires !== undefined && probe.capabilities[check.requires] !== true
+                      ? `engine declares capabilities.${check.requires} = false`
+                      : "the engine's declared capabilities exclude this check",
+                  );
                 }
               }
               await check.run(env);
@@ -147,7 +155,10 @@ export async function runConformanceCheck(
   const live: SandboxEngine[] = [];
   const env = createEnv(makeEngine, { ...CONFORMANCE_DEFAULTS, ...options }, live);
   try {
-    if (check.requires !== undefined && !checkApplies(check, (await env.engine()).capabilities))
+    if (
+      (check.requires !== undefined || check.appliesTo !== undefined) &&
+      !checkApplies(check, (await env.engine()).capabilities)
+    )
       return "skipped";
     await check.run(env);
     return "passed";

@@ -52,7 +52,7 @@ export interface SandboxConfig {
   engine: EngineName;
   /** Wall-clock limit per execution, in ms. */
   timeout: number;
-  /** Heap limit per execution, in bytes (enforced by worker, spawn and isolate; not by vm). */
+  /** Memory limit per execution, in bytes (enforced by worker, spawn and isolate, not by vm; what each counts: `capabilities.memoryAccounting`). */
   memoryLimit: number;
   /** Cap on captured console output and returned text, in bytes. */
   maxOutputSize: number;
@@ -149,7 +149,7 @@ interface SandboxResultBase {
   duration: number;
   /** Captured console output, truncated at `maxOutputSize` bytes. */
   logs: LogEntry[];
-  /** Heap bytes attributed to the execution, when the engine can tell. */
+  /** Bytes attributed to the execution (heap and, where the engine counts it, off-heap memory), when the engine can tell. */
   memoryUsed?: number;
   /** What the execution used (see {@link SandboxUsage}); set by every built-in engine. */
   usage?: SandboxUsage;
@@ -272,6 +272,40 @@ export interface EngineCapabilities {
    * `false` — not measured.
    */
   measuresCpu: "isolate" | "entries" | false;
+  /**
+   * What `memoryLimit` counts and how exactly, per kind of memory (see
+   * {@link MemoryAccounting}). Absent: only what `enforcesMemoryLimit` says.
+   */
+  memoryAccounting?: MemoryAccounting;
+}
+
+/** The kinds of memory a guest can allocate, as {@link MemoryAccounting} names them. */
+export type MemoryKind = "heap" | "strings" | "arrayBuffers" | "sharedArrayBuffers" | "wasmMemory";
+
+/**
+ * How one kind of memory is held to `memoryLimit`:
+ * - `"allocation"` — an allocation that would pass the limit fails at once (exact);
+ * - `"sampled"` — usage is sampled every `sampleIntervalMs`, also while guest
+ *   code runs synchronously, and the run ends `SANDBOX_MEMORY_EXCEEDED` at the
+ *   first sample past the limit: it can overshoot by what the guest allocates
+ *   in one interval;
+ * - `"yields"` — sampled as `"sampled"`, but only while the guest's thread is
+ *   free (between its entries, while it awaits a timer or a tool call): a
+ *   synchronous stretch can overshoot without bound until the timeout ends it;
+ * - `false` — not counted.
+ */
+export type MemoryLimitMode = "allocation" | "sampled" | "yields" | false;
+
+/** What `memoryLimit` bounds on one engine, as data (see {@link EngineCapabilities.memoryAccounting}). */
+export interface MemoryAccounting {
+  /** How each kind of memory is held to the limit. */
+  readonly kinds: Readonly<Record<MemoryKind, MemoryLimitMode>>;
+  /** The sampling interval of the `"sampled"` and `"yields"` kinds, in ms. */
+  readonly sampleIntervalMs?: number;
+  /** Bytes the engine itself may add on top of `memoryLimit` before it ends a run (runtime overhead counted with the guest's). */
+  readonly allowanceBytes?: number;
+  /** One sentence on how exact the limit is, for docs and CLI output. */
+  readonly exactness: string;
 }
 
 /** Resource limits an engine is constructed with. */

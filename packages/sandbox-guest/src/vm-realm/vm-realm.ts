@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { getHeapStatistics } from "node:v8";
 import { type Context, constants, createContext, Script } from "node:vm";
 import type { GuestRealm, RealmStatus, SourceModule } from "../driver/guest-driver.js";
 import type { KernelBridge } from "../kernel/kernel-kit.js";
@@ -12,6 +11,7 @@ import {
   MODULE_WRAPPER_OPEN,
 } from "../kernel/kernel-source.js";
 import { isHostError, isHostTimeout } from "./host-guards.js";
+import { isolateMemoryBytes } from "./isolate-memory.js";
 import { trackUnhandledRejections } from "./unhandled-rejections.js";
 
 /**
@@ -181,7 +181,8 @@ class VmRealm implements GuestRealm {
   readonly guestTypeError: TypeErrorConstructor;
   private context: Context | undefined;
   private readonly state: PreparedVmRealm;
-  private readonly heapBefore = getHeapStatistics().used_heap_size;
+  /** What the isolate held before the run (heap and off-heap, see `isolateMemoryBytes`). */
+  private readonly memoryBefore = isolateMemoryBytes();
   /** Time spent inside the context's entries: the guest's code runs only there, on this thread. */
   private activeMs = 0;
   private readonly untrack: () => void;
@@ -302,7 +303,7 @@ class VmRealm implements GuestRealm {
   }
 
   memoryUsed(): number {
-    return Math.max(0, getHeapStatistics().used_heap_size - this.heapBefore);
+    return Math.max(0, isolateMemoryBytes() - this.memoryBefore);
   }
 
   dispose(): void {

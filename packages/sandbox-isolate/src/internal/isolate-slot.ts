@@ -7,7 +7,7 @@ import type {
   IsolateReference,
   IsolateScript,
 } from "../isolate-factory/isolate-factory.js";
-import { REALM_SOURCE } from "./realm-entry.js";
+import { realmSource } from "./realm-entry.js";
 
 /**
  * The kernel's script-scope binding: a per-process random name, so guest
@@ -90,7 +90,7 @@ export class IsolateSlot {
     const isolate = factory.createIsolate({ memoryLimit: memoryLimitMiB });
     try {
       kernelSource ??= buildKernelSource(BINDING);
-      const realm = isolate.compileScriptSync(REALM_SOURCE, { filename: "suaveplan:realm" });
+      const realm = isolate.compileScriptSync(realmSource(memoryLimitMiB), { filename: "suaveplan:realm" });
       const kernel = compileKernel(isolate, kernelSource);
       return new IsolateSlot(isolate, realm, kernel, memoryLimitMiB, factory);
     } catch (error) {

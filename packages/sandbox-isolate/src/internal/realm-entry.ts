@@ -41,7 +41,10 @@ export function createRealmEnter(
 }
 
 /**
- * The realm script, run in each fresh context before the kernel: it hardens
- * the context and completes with {@link createRealmEnter}.
+ * The realm script of an isolate with `memoryLimitMiB`, run in each fresh
+ * context before the kernel: it hardens the context (Wasm memory capped at the
+ * limit) and completes with {@link createRealmEnter}.
  */
-export const REALM_SOURCE = `"use strict";\n(${hardenIsolateRealm.toString()})();\n(${createRealmEnter.toString()});\n`;
+export function realmSource(memoryLimitMiB: number): string {
+  return `"use strict";\n(${hardenIsolateRealm.toString()})(${memoryLimitMiB * 1024 * 1024});\n(${createRealmEnter.toString()});\n`;
+}

@@ -3,7 +3,7 @@ import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
 import { afterEach, describe, expect, it } from "vitest";
 import type { IsolateFactory, IsolateHandle } from "../isolate-factory/isolate-factory.js";
 import { createIsolatedVmFactory } from "../isolate-factory/isolated-vm-factory.js";
-import { IsolateEngine, type IsolateEngineOptions } from "./isolate-engine.js";
+import { ISOLATE_CAPABILITIES, IsolateEngine, type IsolateEngineOptions } from "./isolate-engine.js";
 
 const MIB = 1024 * 1024;
 const live: IsolateEngine[] = [];
@@ -97,12 +97,22 @@ describe("IsolateEngine", () => {
   it("declares its capabilities as a V8-isolate security boundary", () => {
     expect(engine().capabilities).toStrictEqual({
       securityBoundary: true,
-      tier: "V8 isolate (isolated-vm): a security boundary — separate heap with a heap limit (WebAssembly memory not counted), no host objects reachable",
+      tier: "V8 isolate (isolated-vm): a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable",
       enforcesMemoryLimit: true,
       boundsAsyncWork: true,
       streamsLogs: true,
       abortsRunningCode: true,
       measuresCpu: "isolate",
+      memoryAccounting: {
+        kinds: {
+          heap: "allocation",
+          strings: "allocation",
+          arrayBuffers: "allocation",
+          sharedArrayBuffers: "allocation",
+          wasmMemory: "allocation",
+        },
+        exactness: ISOLATE_CAPABILITIES.memoryAccounting?.exactness,
+      },
     });
     expect(engine().name).toBe("isolate");
   });

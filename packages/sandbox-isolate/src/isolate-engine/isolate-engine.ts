@@ -68,18 +68,29 @@ export interface IsolateEngineOptions extends Partial<EngineLimits> {
 /** What the isolate engine guarantees. */
 export const ISOLATE_CAPABILITIES: EngineCapabilities = Object.freeze({
   securityBoundary: true,
-  tier: "V8 isolate (isolated-vm): a security boundary — separate heap with a heap limit (WebAssembly memory not counted), no host objects reachable",
+  tier: "V8 isolate (isolated-vm): a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable",
   enforcesMemoryLimit: true,
   boundsAsyncWork: true,
   streamsLogs: true,
   abortsRunningCode: true,
   measuresCpu: "isolate",
-});
+  memoryAccounting: Object.freeze({
+    kinds: Object.freeze({
+      heap: "allocation",
+      strings: "allocation",
+      arrayBuffers: "allocation",
+      sharedArrayBuffers: "allocation",
+      wasmMemory: "allocation",
+    }),
+    exactness:
+      "Every allocation is checked when it is made: the V8 heap (strings included) by the isolate's heap limit (isolated-vm notes it can reach 2–3 × before the isolate is stopped), array buffers and shared ones by isolated-vm's allocator against the heap in use plus the buffers held, and the run's Wasm memories together at memoryLimit, each reserving its maximum when it is made (Wasm pages are not counted with the heap, so heap and Wasm memory can each reach the limit).",
+  }),
+} satisfies EngineCapabilities);
 
 /** What the isolate engine guarantees in helper mode: the same, in a separate process. */
 export const ISOLATE_HELPER_CAPABILITIES: EngineCapabilities = Object.freeze({
   ...ISOLATE_CAPABILITIES,
-  tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a heap limit (WebAssembly memory not counted), no host objects reachable; a crash of the helper fails its running executions, not the application",
+  tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable; a crash of the helper fails its running executions, not the application",
 });
 
 /**

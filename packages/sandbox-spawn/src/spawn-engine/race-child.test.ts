@@ -403,3 +403,49 @@ describe("raceChild cancellation", () => {
     });
   });
 });
+
+describe("raceChild memory watch", () => {
+  it("samples from the start frame on and ends with memory, killing the child, once growth passes the limit", async () => {
+    const child = new FakeChild();
+    const reads: number[] = [];
+    let resident = 100;
+    const pending = raceChild(
+      child,
+      options({
+        memory: {
+          limitBytes: 50,
+          intervalMs: 1,
+          read: (pid) => {
+            reads.push(pid);
+            resident += 20;
+            return resident;
+          },
+        },
+      }),
+    );
+    await nextTurn();
+    expect(reads).toEqual([]); // nothing runs before the start frame
+    child.send({ type: "start" });
+    expect(await pending).toStrictEqual({ kind: "memory", grownBytes: 60, stderr: "" });
+    expect({ reads, kills: child.kills }).toEqual({ reads: [4242, 4242, 4242, 4242], kills: ["SIGKILL"] });
+  });
+
+  it("ends the watch quietly when the child's memory can no longer be read", async () => {
+    const child = new FakeChild();
+    let reads = 0;
+    const pending = raceChild(
+      child,
+      options({
+        memory: {
+          limitBytes: 50,
+          intervalMs: 1,
+          read: () => (++reads === 1 ? 100 : undefined),
+        },
+      }),
+    );
+    child.send({ type: "start" });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    child.send(DONE);
+    expect({ outcome: (await pending).kind, reads }).toEqual({ outcome: "ok", reads: 2 });
+  });
+});

@@ -61,6 +61,13 @@ export type ChildOutcome =
       stderr: string;
     }
   | {
+      /** The child's resident memory grew past {@link ChildMemoryWatch.limitBytes}; the child was killed. */
+      kind: "memory";
+      /** The growth at the sample that passed the limit, in bytes. */
+      grownBytes: number;
+      stderr: string;
+    }
+  | {
       /** `start`: no start frame within `startTimeoutMs`; `run`: no done frame within `timeoutMs` after it. */
       kind: "timeout";
       phase: "start" | "run";
@@ -120,14 +127,28 @@ export interface RaceChildOptions {
   calls?: ChildCalls | undefined;
   /** Aborting it ends the race at once with `cancelled` (and the child is killed). */
   signal?: AbortSignal | undefined;
+  /** Sample the child's memory while it runs the request; past the limit the race ends with `memory`. */
+  memory?: ChildMemoryWatch | undefined;
+}
+
+/** How {@link raceChild} watches a running child's memory (see {@link RaceChildOptions.memory}). */
+export interface ChildMemoryWatch {
+  /** Growth allowed over the child's memory at its `start` frame, in bytes. */
+  readonly limitBytes: number;
+  /** Sampling interval, in ms. */
+  readonly intervalMs: number;
+  /** The child's memory now, in bytes (`readResidentBytes`); `undefined` ends the watch. */
+  read(pid: number): number | undefined;
 }
 
 /**
  * Send the request to a runner child, answer its host calls, and wait for
- * the first of its five endings: `ok` (a done frame), `no-output` (closed
+ * the first of its six endings: `ok` (a done frame), `no-output` (closed
  * without one), `parse-error` (malformed output — a call frame beyond the
  * request's bounds included — or an `error` event before close), `timeout`
- * (`Promise.race` against the deadline) and `cancelled` (`signal` aborted).
+ * (`Promise.race` against the deadline), `cancelled` (`signal` aborted) and
+ * `memory` (the child's memory, sampled from its start frame on, grew past
+ * `options.memory.limitBytes`).
  * Settling is idempotent —
  * only the first outcome counts, so a timeout racing a clean exit never
  * resolves twice. Afterwards the child is sent SIGKILL unless it already
@@ -161,6 +182,27 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
   const cancelled = new Promise<ChildOutcome>((resolve) => {
     cancel = () => resolve({ kind: "cancelled", stderr: stderr.text() });
   });
+  let sampler: NodeJS.Timeout | undefined;
+  let exceed: (grownBytes: number) => void = () => {};
+  const exceeded = new Promise<ChildOutcome>((resolve) => {
+    exceed = (grownBytes) => resolve({ kind: "memory", grownBytes, stderr: stderr.text() });
+  });
+  /** From the start frame on: sample the child's memory against the watch's limit. */
+  const watchMemory = (): void => {
+    const watch = options.memory;
+    const pid = child.pid;
+    if (watch === undefined || pid === undefined || sampler !== undefined) return;
+    const baseline = watch.read(pid);
+    if (baseline === undefined) return;
+    sampler = setInterval(() => {
+      const now = watch.read(pid);
+      if (now === undefined) clearInterval(sampler);
+      else if (now - baseline > watch.limitBytes) {
+        clearInterval(sampler);
+        exceed(now - baseline);
+      }
+    }, watch.intervalMs);
+  };
   const parseError = (reason: string, error?: Error): ChildOutcome => {
     const outcome: ChildOutcome = { kind: "parse-error", reason, exitCode, signal, stderr: stderr.text() };
     if (error !== undefined) outcome.error = error;
@@ -197,8 +239,10 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
   const handleLine = (line: string): void => {
     const frame = parseRunnerFrame(line);
     if ("malformed" in frame) settleEvents(parseError(frame.malformed));
-    else if (frame.type === "start") arm("run", options.timeoutMs);
-    else if (frame.type === "log") options.onLog?.({ level: frame.level, message: frame.message });
+    else if (frame.type === "start") {
+      arm("run", options.timeoutMs);
+      watchMemory();
+    } else if (frame.type === "log") options.onLog?.({ level: frame.level, message: frame.message });
     else if (frame.type === "call") handleCall(frame.call);
     else {
       const ok: ChildOutcome = {
@@ -270,9 +314,10 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
     else stdin?.write(options.input);
   }
 
-  const outcome = await Promise.race([events, deadline, cancelled]);
+  const outcome = await Promise.race([events, deadline, cancelled, exceeded]);
   finished = true;
   clearTimeout(timer);
+  clearInterval(sampler);
   abortSignal?.removeEventListener("abort", cancel);
   if (options.calls !== undefined && stdin !== null && !stdin.destroyed) stdin.end();
   protocol?.off?.("data", onProtocolData);

@@ -9,6 +9,7 @@ import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
 import { buildExecutionRequest, createHostCodec, ModuleRegistry } from "@suaveplan/sandbox-guest";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeChild } from "../../test/support/fake-child.js";
+import { HOST_READS_CHILD_MEMORY, readResidentBytes } from "../internal/child-memory.js";
 import { buildChildArgs, permissionFlag } from "../internal/node-args.js";
 import type { ProcessSpawner } from "../internal/spawn-options.js";
 import { SPAWN_CAPABILITIES, SpawnEngine } from "./spawn-engine.js";
@@ -501,8 +502,24 @@ describe("SpawnEngine", () => {
       streamsLogs: true,
       abortsRunningCode: true,
       measuresCpu: "entries",
+      memoryAccounting: {
+        kinds: {
+          heap: "allocation",
+          strings: "allocation",
+          // Everything else the child allocates, through its resident memory, where the host can read it.
+          arrayBuffers: HOST_READS_CHILD_MEMORY ? "sampled" : false,
+          sharedArrayBuffers: HOST_READS_CHILD_MEMORY ? "sampled" : false,
+          wasmMemory: HOST_READS_CHILD_MEMORY ? "sampled" : false,
+        },
+        ...(HOST_READS_CHILD_MEMORY ? { sampleIntervalMs: 10, allowanceBytes: 32 * 1024 * 1024 } : {}),
+        exactness: SPAWN_CAPABILITIES.memoryAccounting?.exactness,
+      },
     });
     expect(Object.isFrozen(SPAWN_CAPABILITIES)).toBe(true);
+    // Detected from this process's own /proc entry, not assumed from the platform name.
+    expect(HOST_READS_CHILD_MEMORY).toBe(
+      process.platform === "linux" && readResidentBytes(process.pid) !== undefined,
+    );
   });
 });
 

@@ -19,6 +19,12 @@ import {
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
 import { holdOpen, killNow } from "../internal/child-control.js";
+import {
+  CHILD_MEMORY_ALLOWANCE_BYTES,
+  CHILD_MEMORY_SAMPLE_MS,
+  HOST_READS_CHILD_MEMORY,
+  readResidentBytes,
+} from "../internal/child-memory.js";
 import { buildChildArgs, heapMiB } from "../internal/node-args.js";
 import {
   type ResolvedSpawnOptions,
@@ -28,7 +34,15 @@ import {
 import { type ChildCalls, raceChild, type SpawnedChild } from "./race-child.js";
 import { toGuestOutcome } from "./to-guest-outcome.js";
 
-/** What the spawn engine guarantees — and what it does not. */
+const offHeap = HOST_READS_CHILD_MEMORY ? "sampled" : false;
+const ALLOWANCE_MIB = CHILD_MEMORY_ALLOWANCE_BYTES / (1024 * 1024);
+
+/**
+ * What the spawn engine guarantees — and what it does not. `memoryAccounting`
+ * depends on the host: where it can read a child's resident memory (Linux
+ * `/proc`, detected) everything the child allocates is sampled; elsewhere
+ * only the V8 heap is capped.
+ */
 export const SPAWN_CAPABILITIES: EngineCapabilities = Object.freeze({
   securityBoundary: false,
   tier: "child process under the Node permission model (reads only the runner file; no writes, child processes, workers or addons; network not restricted) — a security boundary only when also confined by the OS (e.g. dsh-sandbox-local)",
@@ -37,7 +51,22 @@ export const SPAWN_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamsLogs: true,
   abortsRunningCode: true,
   measuresCpu: "entries",
-});
+  memoryAccounting: Object.freeze({
+    kinds: Object.freeze({
+      heap: "allocation",
+      strings: "allocation",
+      arrayBuffers: offHeap,
+      sharedArrayBuffers: offHeap,
+      wasmMemory: offHeap,
+    }),
+    ...(HOST_READS_CHILD_MEMORY
+      ? { sampleIntervalMs: CHILD_MEMORY_SAMPLE_MS, allowanceBytes: CHILD_MEMORY_ALLOWANCE_BYTES }
+      : {}),
+    exactness: HOST_READS_CHILD_MEMORY
+      ? `The child's V8 heap (strings included) is capped by --max-old-space-size; its resident memory is sampled from the host every ${CHILD_MEMORY_SAMPLE_MS} ms, also while guest code runs synchronously, and may grow by memoryLimit plus ${ALLOWANCE_MIB} MiB for node itself: a run can overshoot that by what it allocates in ${CHILD_MEMORY_SAMPLE_MS} ms.`
+      : "The child's V8 heap (strings included) is capped by --max-old-space-size; array buffers and Wasm memory are not counted (this host offers no way to read a child's memory).",
+  }),
+} satisfies EngineCapabilities);
 
 interface LiveChild {
   readonly child: SpawnedChild;
@@ -61,7 +90,9 @@ const STDIO: SpawnOptions["stdio"] = ["pipe", "ignore", "pipe", "pipe"];
  *
  * The child runs `runner-main.js` under the Node permission model with a
  * sanitised environment and a V8 heap limit (`memoryLimit` →
- * `--max-old-space-size`). The request goes over stdin as JSON; console lines
+ * `--max-old-space-size`); where the host can read the child's resident
+ * memory (Linux), everything else it allocates — array buffers, Wasm memory —
+ * is sampled against `memoryLimit` too (see `capabilities.memoryAccounting`). The request goes over stdin as JSON; console lines
  * (as they are written) and the outcome come back as JSON frames on a
  * dedicated pipe (fd 3) the guest cannot reach. The timeout kills the child
  * with SIGKILL, and so does `options.signal`, even while the guest loops.
@@ -169,6 +200,13 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       maxStderrBytes: MAX_STDERR_BYTES,
       calls,
       signal,
+      memory: HOST_READS_CHILD_MEMORY
+        ? {
+            limitBytes: memoryLimit + CHILD_MEMORY_ALLOWANCE_BYTES,
+            intervalMs: CHILD_MEMORY_SAMPLE_MS,
+            read: readResidentBytes,
+          }
+        : undefined,
       onLog: (log) => {
         logs.push(log);
         try {

@@ -22,13 +22,14 @@ const OUT_OF_MEMORY = /heap out of memory|javascript OOM|Reached heap limit/i;
  * The one mapping from how a child ended to a `GuestOutcome`: the runner's
  * own `done` frame as it is; a child killed for `options.signal` is
  * `cancelled`, a SIGKILL at the deadline a `timeout`, a
- * child that died of heap exhaustion `memory`, one killed by `destroy()`
+ * child that died of heap exhaustion or was killed for its sampled memory `memory`, one killed by `destroy()`
  * `disposed`, and any other death or broken protocol a `fault` (reported
  * with `SANDBOX_SPAWN_FAILED`), quoting the start of the child's stderr.
  */
 export function toGuestOutcome(ended: ChildOutcome, facts: ExecutionFacts): GuestOutcome {
   if (ended.kind === "ok") return ended.outcome;
   if (ended.kind === "cancelled") return { kind: "cancelled" };
+  if (ended.kind === "memory") return { kind: "memory", limitBytes: facts.memoryLimit };
   if (facts.destroyed) return { kind: "disposed", message: "SpawnEngine was destroyed while the code ran" };
   if (ended.kind === "timeout") {
     return ended.phase === "run"

@@ -56,6 +56,17 @@ describe("VmEngine", () => {
       streamsLogs: true,
       abortsRunningCode: false,
       measuresCpu: "entries",
+      memoryAccounting: {
+        kinds: {
+          heap: false,
+          strings: false,
+          arrayBuffers: false,
+          sharedArrayBuffers: false,
+          wasmMemory: false,
+        },
+        exactness:
+          "Not enforced: the guest allocates in the host's own isolate, which node cannot limit per context; an allocation bomb can end the host process. Use worker, spawn or isolate to bound memory.",
+      },
     });
     expect(engine().capabilities).toBe(VM_CAPABILITIES);
     expect(engine().name).toBe("vm");

@@ -35,7 +35,18 @@ export const VM_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamsLogs: true,
   abortsRunningCode: false,
   measuresCpu: "entries",
-});
+  memoryAccounting: Object.freeze({
+    kinds: Object.freeze({
+      heap: false,
+      strings: false,
+      arrayBuffers: false,
+      sharedArrayBuffers: false,
+      wasmMemory: false,
+    }),
+    exactness:
+      "Not enforced: the guest allocates in the host's own isolate, which node cannot limit per context; an allocation bomb can end the host process. Use worker, spawn or isolate to bound memory.",
+  }),
+} satisfies EngineCapabilities);
 
 /** Options of {@link VmEngine}; every field is optional. */
 export type VmEngineOptions = Partial<EngineLimits>;

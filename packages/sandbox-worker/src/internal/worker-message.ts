@@ -14,4 +14,11 @@ export type WorkerMessage = { type: "ready" } | DriverEvent;
  * `reply` for each `call` it answered. A reply that arrives after the run
  * ended is dropped by the driver. Internal: never exported from the package.
  */
-export type HostMessage = { type: "run"; request: ExecutionRequest } | { type: "reply"; reply: CallReply };
+export type HostMessage =
+  | {
+      type: "run";
+      request: ExecutionRequest;
+      /** The run's memory budget (heap and off-heap), in bytes: the entry samples the isolate against it. */
+      memoryLimit: number;
+    }
+  | { type: "reply"; reply: CallReply };

@@ -6,6 +6,7 @@ import {
   type ExecutionRequest,
   type GuestOutcome,
 } from "@suaveplan/sandbox-guest";
+import { watchWorkerMemory } from "./memory-sampling.js";
 import type { HostMessage } from "./worker-message.js";
 import type { ThreadListener, WorkerThread } from "./worker-thread.js";
 
@@ -53,6 +54,7 @@ export class WorkerRun implements ThreadListener {
   readonly result: Promise<RunEnd>;
   private readonly events: DriverEventReceiver;
   private timer: NodeJS.Timeout | undefined;
+  private stopMemoryWatch: () => void = () => {};
   private finished = false;
   private resolveResult!: (end: RunEnd) => void;
 
@@ -130,7 +132,11 @@ export class WorkerRun implements ThreadListener {
   private send(): void {
     clearTimeout(this.timer);
     try {
-      this.thread.worker.postMessage({ type: "run", request: this.request } satisfies HostMessage);
+      this.thread.worker.postMessage({
+        type: "run",
+        request: this.request,
+        memoryLimit: this.thread.memoryLimit,
+      } satisfies HostMessage);
     } catch (error) {
       this.end(
         fault(
@@ -141,12 +147,17 @@ export class WorkerRun implements ThreadListener {
     }
     const { timeoutMs } = this.request;
     this.timer = setTimeout(() => this.end({ kind: "timeout", timeoutMs }), timeoutMs + BACKSTOP_GRACE_MS);
+    const limitBytes = this.thread.memoryLimit;
+    this.stopMemoryWatch = watchWorkerMemory(this.thread.worker, limitBytes, () =>
+      this.end({ kind: "memory", limitBytes }),
+    );
   }
 
   private end(outcome: GuestOutcome, report?: Omit<RunEnd, "outcome" | "logs">): void {
     if (this.finished) return;
     this.finished = true;
     clearTimeout(this.timer);
+    this.stopMemoryWatch();
     this.onEnd(this.thread, report !== undefined);
     this.resolveResult({ outcome, logs: this.events.logs, ...(report ?? this.events.seen()) });
   }

@@ -1,6 +1,8 @@
+import { Worker } from "node:worker_threads";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
 import { afterEach, describe, expect, it } from "vitest";
+import { HOST_SAMPLES_WORKERS } from "../internal/memory-sampling.js";
 import { WORKER_CAPABILITIES, WorkerEngine } from "./worker-engine.js";
 
 // These tests start real worker threads from the built entry (dist/worker-entry.cjs): run `pnpm build` first.
@@ -105,10 +107,25 @@ describe("WorkerEngine", () => {
         streamsLogs: true,
         abortsRunningCode: true,
         measuresCpu: "entries",
+        memoryAccounting: {
+          kinds: {
+            heap: "allocation",
+            strings: "allocation",
+            // Sampled from the host during synchronous code only where node can read a busy worker.
+            arrayBuffers: HOST_SAMPLES_WORKERS ? "sampled" : "yields",
+            sharedArrayBuffers: "yields",
+            wasmMemory: HOST_SAMPLES_WORKERS ? "sampled" : "yields",
+          },
+          sampleIntervalMs: 10,
+          exactness: WORKER_CAPABILITIES.memoryAccounting?.exactness,
+        },
       },
       limits: { timeout: 5_000, memoryLimit: 128 * MIB, maxOutputSize: MIB },
     });
     expect(engine.capabilities).toBe(WORKER_CAPABILITIES);
+    expect(HOST_SAMPLES_WORKERS).toBe(
+      typeof (Worker.prototype as { getHeapStatistics?: unknown }).getHeapStatistics === "function",
+    );
   });
 
   it("rejects out-of-range constructor options with SANDBOX_INVALID_CONFIG", () => {

@@ -15,12 +15,21 @@ import {
   toSandboxResult,
   withoutCode,
 } from "@suaveplan/sandbox-guest";
+import { HOST_SAMPLES_WORKERS, MEMORY_SAMPLE_MS } from "../internal/memory-sampling.js";
 import { MIN_WORKER_MEMORY_BYTES } from "../internal/resource-limits.js";
 import { WorkerRun } from "../internal/worker-run.js";
 import { WorkerSupply } from "../internal/worker-supply.js";
 import type { WorkerThread } from "../internal/worker-thread.js";
 
-/** What the worker engine guarantees — and what it does not. */
+const offHeap = HOST_SAMPLES_WORKERS ? "sampled" : "yields";
+
+/**
+ * What the worker engine guarantees — and what it does not. `memoryAccounting`
+ * depends on the Node line: where the host can read a busy worker's memory
+ * (`worker.getHeapStatistics()`, node 22.16+ and 24) array buffers and Wasm
+ * memory are sampled also during synchronous guest code; on older lines only
+ * while the guest yields.
+ */
 export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
   securityBoundary: false,
   tier: "worker_threads + node:vm: own V8 heap with resource limits, but the same process — NOT a security boundary",
@@ -29,13 +38,26 @@ export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamsLogs: true,
   abortsRunningCode: true,
   measuresCpu: "entries",
-});
+  memoryAccounting: Object.freeze({
+    kinds: Object.freeze({
+      heap: "allocation",
+      strings: "allocation",
+      arrayBuffers: offHeap,
+      sharedArrayBuffers: "yields",
+      wasmMemory: offHeap,
+    }),
+    sampleIntervalMs: MEMORY_SAMPLE_MS,
+    exactness: HOST_SAMPLES_WORKERS
+      ? `The V8 heap (strings included) is capped by the worker's resource limits; array buffers and Wasm memory are sampled every ${MEMORY_SAMPLE_MS} ms from the host, also while guest code runs synchronously, so a run can overshoot by what it allocates in ${MEMORY_SAMPLE_MS} ms; shared array buffers are sampled inside the worker only while the guest yields.`
+      : `The V8 heap (strings included) is capped by the worker's resource limits; array buffers, shared array buffers and Wasm memory are sampled every ${MEMORY_SAMPLE_MS} ms inside the worker, only while the guest yields (this Node cannot read a busy worker's memory from the host): synchronous guest code can overshoot them until the timeout ends it.`,
+  }),
+} satisfies EngineCapabilities);
 
 /** Options of {@link WorkerEngine}; defaults come from `SANDBOX_DEFAULTS`. */
 export interface WorkerEngineOptions {
   /** Wall-clock limit per execution, in ms (counted from when the booted worker has the code). */
   timeout?: number | undefined;
-  /** V8 heap limit per execution (the worker's `resourceLimits`) and the largest result, in bytes. */
+  /** Memory limit per execution — the worker's V8 heap (`resourceLimits`) and its sampled off-heap memory — and the largest result, in bytes. */
   memoryLimit?: number | undefined;
   /** Cap on captured console output, in bytes. */
   maxOutputSize?: number | undefined;
@@ -55,8 +77,10 @@ export const WORKER_STARTUP_TIMEOUT_MS = 10_000;
  * formatting and error codes as every other engine. This package adds only
  * the worker's lifecycle and the `postMessage` transport.
  *
- * - `memoryLimit` (bytes) becomes the worker's V8 `resourceLimits`; exceeding
- *   it ends the worker with `SANDBOX_MEMORY_EXCEEDED` while the host carries on.
+ * - `memoryLimit` (bytes) becomes the worker's V8 `resourceLimits`, and the
+ *   worker's off-heap memory (array buffers, shared ones, Wasm memory) is
+ *   sampled against it (see `capabilities.memoryAccounting`); exceeding either
+ *   ends the run with `SANDBOX_MEMORY_EXCEEDED` while the host carries on.
  * - `timeout` (ms) is enforced by the driver inside the worker (sync loops,
  *   microtask loops, pending timers, never-settling promises) and backed by
  *   `worker.terminate()` on the host.

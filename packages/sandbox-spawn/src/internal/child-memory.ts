@@ -1,0 +1,32 @@
+import { readFileSync } from "node:fs";
+
+/** How often the host samples a running child's resident memory, in ms. */
+export const CHILD_MEMORY_SAMPLE_MS = 10;
+
+/**
+ * Resident memory a child may add on top of `memoryLimit` before it is
+ * stopped, in bytes: what node itself takes while running guest code (the
+ * young generation, compiled code, the codec's buffers), counted with the
+ * guest's allocations because the host sees one process.
+ */
+export const CHILD_MEMORY_ALLOWANCE_BYTES = 32 * 1024 * 1024;
+
+/** A process's resident set size (`VmRSS` in `/proc/<pid>/status`), in bytes; `undefined` when it cannot be read. */
+export function readResidentBytes(pid: number): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, "latin1");
+  } catch {
+    return undefined;
+  }
+  const found = /^VmRSS:\s+(\d+) kB$/m.exec(text);
+  return found === null ? undefined : Number(found[1]) * 1024;
+}
+
+/**
+ * True when this host can read a child's resident memory (Linux with
+ * `/proc`, detected by reading this process's own entry — not assumed from
+ * the platform name alone).
+ */
+export const HOST_READS_CHILD_MEMORY: boolean =
+  process.platform === "linux" && readResidentBytes(process.pid) !== undefined;
