@@ -11,7 +11,7 @@ import {
   MODULE_WRAPPER_OPEN,
 } from "../kernel/kernel-source.js";
 import { isHostError, isHostTimeout } from "./host-guards.js";
-import { isolateMemoryBytes } from "./isolate-memory.js";
+import { heapAndExternalBytes } from "./isolate-memory.js";
 import { trackUnhandledRejections } from "./unhandled-rejections.js";
 
 /**
@@ -181,8 +181,8 @@ class VmRealm implements GuestRealm {
   readonly guestTypeError: TypeErrorConstructor;
   private context: Context | undefined;
   private readonly state: PreparedVmRealm;
-  /** What the isolate held before the run (heap and off-heap, see `isolateMemoryBytes`). */
-  private readonly memoryBefore = isolateMemoryBytes();
+  /** What the isolate held before the run (heap and off-heap, see `heapAndExternalBytes`). */
+  private readonly memoryBefore = heapAndExternalBytes();
   /** Time spent inside the context's entries: the guest's code runs only there, on this thread. */
   private activeMs = 0;
   private readonly untrack: () => void;
@@ -303,7 +303,7 @@ class VmRealm implements GuestRealm {
   }
 
   memoryUsed(): number {
-    return Math.max(0, isolateMemoryBytes() - this.memoryBefore);
+    return Math.max(0, heapAndExternalBytes() - this.memoryBefore);
   }
 
   dispose(): void {
