@@ -49,16 +49,17 @@ async function runEngine(column) {
       execute: async (input) => input,
     },
   };
+  // As in the in-process columns: facade = createSandbox with tools; tools = the raw engine with
+  // the tools as hostCalls.
   const engine =
-    column === "raw"
-      ? await rawEngine(target)
-      : (await import("@suaveplan/sandbox")).createSandbox({
-          engine: target,
-          ...limits,
-          ...(column === "tools" ? { tools } : {}),
-        });
+    column === "facade"
+      ? (await import("@suaveplan/sandbox")).createSandbox({ engine: target, ...limits, tools })
+      : await rawEngine(target);
+  const { createToolRunner, normaliseTools } = await import("@suaveplan/sandbox-tools");
+  const hostCalls = column === "tools" ? createToolRunner({ tools: normaliseTools(tools) }) : undefined;
   try {
-    const result = await engine.execute(program);
+    const result = await engine.execute(program, {}, hostCalls === undefined ? {} : { hostCalls });
+    hostCalls?.close();
     return {
       outcome: result.success ? "ok" : (result.errorCode ?? "failed"),
       seen: inspect(result, { depth: 4 }),

@@ -9,6 +9,7 @@ import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
 import type { SandboxEngine, SandboxResult } from "@suaveplan/sandbox-core/types";
 import { IsolateEngine } from "@suaveplan/sandbox-isolate";
 import { SpawnEngine } from "@suaveplan/sandbox-spawn";
+import { createToolRunner, normaliseTools } from "@suaveplan/sandbox-tools";
 import { VmEngine } from "@suaveplan/sandbox-vm";
 import { WorkerEngine } from "@suaveplan/sandbox-worker";
 import type { CorpusHost } from "./corpus-host.js";
@@ -271,11 +272,17 @@ export interface EngineCorpusRun {
   destroy(): Promise<void>;
 }
 
-/** The facade, raw and tools columns of one engine; each keeps one sandbox across techniques (so the next-run check means something). */
+/**
+ * The three columns of one engine: the facade (`createSandbox` with the host tools, the
+ * CodeTransformer on — the default code-mode configuration), the raw engine class, and the raw
+ * engine with the host tools as `hostCalls` (the boundary alone, with tools: what the
+ * transformer would have refused still runs here). Each keeps one sandbox across techniques, so
+ * the next-run check means something.
+ */
 export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): EngineCorpusRun {
-  const facade = createSandbox({ engine, ...CORPUS_LIMITS, enableAudit: true });
+  const facade = createSandbox({ engine, ...CORPUS_LIMITS, enableAudit: true, tools: host.tools });
   const raw = rawEngine(engine);
-  const withTools = createSandbox({ engine, ...CORPUS_LIMITS, enableAudit: true, tools: host.tools });
+  const tools = normaliseTools(host.tools);
 
   /**
    * The next-run probe follows every technique on vm and isolate (one process, a realm per run:
@@ -285,7 +292,8 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
   const probesNextRun = (technique: EscapeTechnique) =>
     engine === "vm" || engine === "isolate" || technique.kind === "persist";
 
-  async function runFacade(sandbox: Sandbox, column: "facade" | "tools", technique: EscapeTechnique) {
+  async function runFacade(sandbox: Sandbox, technique: EscapeTechnique) {
+    const column = "facade";
     const program = engineProgram(host, technique);
     const options = technique.timeoutMs === undefined ? {} : { timeout: technique.timeoutMs };
     const result = await sandbox.execute(program, {}, options);
@@ -306,16 +314,21 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
     return probesNextRun(technique) ? nextRunChecked(cell, () => sandbox.execute(NEXT_RUN_PROBE)) : cell;
   }
 
-  async function runRaw(technique: EscapeTechnique) {
+  async function runRaw(technique: EscapeTechnique, column: "raw" | "tools") {
     const program = engineProgram(host, technique);
-    const options = technique.timeoutMs === undefined ? {} : { timeout: technique.timeoutMs };
+    const runner = column === "tools" ? createToolRunner({ tools }) : undefined;
+    const options = {
+      ...(technique.timeoutMs === undefined ? {} : { timeout: technique.timeoutMs }),
+      ...(runner === undefined ? {} : { hostCalls: runner }),
+    };
     const result = await raw.execute(program, {}, options);
+    runner?.close();
     const outcome = outcomeOf(result);
-    const judged = judgeCell(host, technique, engine, outcome, [result]);
+    const judged = judgeCell(host, technique, engine, outcome, [result, runner?.journal() ?? []]);
     const cell: CorpusCell = {
       technique: technique.name,
       target: engine,
-      column: "raw",
+      column,
       outcome,
       ...judged,
       observed: observed(result.success ? result.result : result.error),
@@ -325,33 +338,16 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
 
   return {
     async run(technique) {
-      const notRun = technique.declared?.[engine]?.notRun === true;
-      const skipped = (column: CorpusColumn): CorpusCell => ({
-        technique: technique.name,
-        target: engine,
-        column,
-        verdict: "declared",
-        outcome: "not run",
-        detail: technique.declared?.[engine]?.note ?? "",
-      });
-      const cells: CorpusCell[] = [];
-      if (technique.needsTools === true) {
-        cells.push(
-          { technique: technique.name, target: engine, column: "facade", verdict: "n/a", outcome: "n/a" },
-          { technique: technique.name, target: engine, column: "raw", verdict: "n/a", outcome: "n/a" },
-        );
-      } else if (notRun) {
-        cells.push(skipped("facade"), skipped("raw"));
-      } else if (technique.isolatedHost === true) {
+      if (technique.isolatedHost === true)
         return runInHostProcess(host, ["facade", "raw", "tools"], engine, technique);
-      } else {
-        cells.push(await runFacade(facade, "facade", technique), await runRaw(technique));
-      }
-      cells.push(notRun ? skipped("tools") : await runFacade(withTools, "tools", technique));
-      return cells;
+      const rawCell: CorpusCell =
+        technique.needsTools === true
+          ? { technique: technique.name, target: engine, column: "raw", verdict: "n/a", outcome: "n/a" }
+          : await runRaw(technique, "raw");
+      return [await runFacade(facade, technique), rawCell, await runRaw(technique, "tools")];
     },
     async destroy() {
-      await Promise.all([facade.destroy(), raw.destroy(), withTools.destroy()]);
+      await Promise.all([facade.destroy(), raw.destroy()]);
     },
   };
 }
@@ -375,16 +371,6 @@ export const PLUGIN_NEXT_CALL_GAP =
 
 /** The plugin host column: one plugin sandbox per technique (the plugin is the technique). */
 export async function runPluginCell(host: CorpusHost, technique: EscapeTechnique): Promise<CorpusCell> {
-  const declared = technique.declared?.plugin;
-  if (declared?.notRun === true)
-    return {
-      technique: technique.name,
-      target: "plugin",
-      column: "plugin",
-      verdict: "declared",
-      outcome: "not run",
-      detail: declared.note,
-    };
   if (technique.isolatedHost === true) {
     const [cell] = await runInHostProcess(host, ["plugin"], "plugin", technique);
     if (cell === undefined) throw new Error(`no plugin cell for ${technique.name}`);

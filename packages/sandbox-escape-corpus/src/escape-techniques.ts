@@ -25,8 +25,6 @@ export interface DeclaredGap {
   readonly outcome: ExpectedOutcome;
   /** One line for the matrix and SECURITY.md, e.g. "ArrayBuffer memory is not counted". */
   readonly note: string;
-  /** True when the technique is not run at all on this target (it would take the host down). */
-  readonly notRun?: true;
 }
 
 /** One technique of the corpus: a guest snippet named after it, with the public source it comes from. */
@@ -41,7 +39,7 @@ export interface EscapeTechnique {
    * `SECRET_NAME`, `CANARY`). What it returns is the run's result.
    */
   readonly code: string;
-  /** Runs only where host tools exist (the tools column and the plugin host). */
+  /** Runs only where host tools exist (the facade and tools columns, and the plugin host). */
   readonly needsTools?: true;
   /**
    * Run in a throw-away host process (memory bombs): if a bomb takes its host down, the test
