@@ -6,7 +6,7 @@
 //   --markdown     print Markdown tables (for SECURITY.md) instead of the terminal layout
 // Needs the built packages (node scripts/setup.mjs, or pnpm build).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -92,19 +92,31 @@ if (markdown) {
   const width = Math.max(...techniques.map((t) => t.length), 9);
   const header = (label) => label.padEnd(width);
   out.push(`${header("")}  ${["vm", "worker", "spawn", "isolate"].map((e) => e.padEnd(8)).join("")}plugin`);
-  out.push(`${header("technique")}  ${["vm", "worker", "spawn", "isolate"].map(() => "f r t   ").join("")}host`);
+  out.push(
+    `${header("technique")}  ${["vm", "worker", "spawn", "isolate"].map(() => "f r t   ").join("")}host`,
+  );
   for (const technique of techniques) {
     const groups = ["vm", "worker", "spawn", "isolate"].map((engine) =>
       ["facade", "raw", "tools"].map((column) => symbol(at(technique, { target: engine, column }))).join(" "),
     );
-    out.push(`${header(technique)}  ${groups.map((g) => g.padEnd(8)).join("")}${symbol(at(technique, { target: "plugin", column: "plugin" }))}`);
+    out.push(
+      `${header(technique)}  ${groups.map((g) => g.padEnd(8)).join("")}${symbol(at(technique, { target: "plugin", column: "plugin" }))}`,
+    );
   }
-  out.push("", "f facade (createSandbox, transformer on) · r raw engine class · t facade with host tools", legend, "");
+  out.push(
+    "",
+    "f facade (createSandbox with host tools, CodeTransformer on) · r raw engine class · t raw engine with host tools (hostCalls)",
+    legend,
+    "",
+  );
   out.push("Declared gaps:");
   const notes = new Map();
   for (const cell of declared) {
     const key = `${cell.technique}: ${cell.detail ?? ""}`;
-    notes.set(key, [...(notes.get(key) ?? []), cell.target === "plugin" ? "plugin" : `${cell.target}/${cell.column}`]);
+    notes.set(key, [
+      ...(notes.get(key) ?? []),
+      cell.target === "plugin" ? "plugin" : `${cell.target}/${cell.column}`,
+    ]);
   }
   for (const [note, where] of notes) out.push(`  - ${note} [${where.join(", ")}]`);
 }
@@ -115,7 +127,9 @@ out.push(
   `${techniques.length} techniques, ${cells.length} cells: ${count("blocked")} blocked, ${count("contained")} contained, ${count("expected-failure")} expected failures, ${count("declared")} declared gaps, ${count("n/a")} n/a, ${failing.length} failing.`,
 );
 for (const cell of failing)
-  out.push(`FAILING: ${cell.technique} on ${cell.target} ${cell.column}: ${cell.verdict} (${cell.outcome}) ${cell.detail ?? ""}`);
+  out.push(
+    `FAILING: ${cell.technique} on ${cell.target} ${cell.column}: ${cell.verdict} (${cell.outcome}) ${cell.detail ?? ""}`,
+  );
 if (missing.length > 0) out.push(`MISSING: no matrix for ${missing.join(", ")} (did its test file run?)`);
 if (suiteFailed) out.push("The corpus suite itself failed: see its output above.");
 process.stdout.write(`${out.join("\n")}\n`);

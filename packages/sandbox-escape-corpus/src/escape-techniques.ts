@@ -747,10 +747,10 @@ return "returned";`,
     name: "timers-flood",
     source: "vm2 test/vm.js 'timers'; Node.js docs (timers keep the event loop alive after the run)",
     kind: "dos",
-    timeoutMs: 500,
+    timeoutMs: 300,
     code: `if (typeof setTimeout !== "function") return "no timers";
 let made = 0;
-try { for (let i = 0; i < 10000; i++) { setTimeout(() => {}, 60000); setInterval(() => {}, 1); made++; } } catch (e) { return "refused after " + made + ": " + e.name; }
+try { for (let i = 0; i < 5000; i++) { setTimeout(() => {}, 60000); setInterval(() => {}, 1); made++; } } catch (e) { return "refused after " + made + ": " + e.name; }
 return made;`,
     expect: { vm: TIMEOUT, worker: TIMEOUT, spawn: TIMEOUT, isolate: TIMEOUT, plugin: "ok" },
   },
@@ -796,7 +796,7 @@ return made;`,
     kind: "dos",
     needsTools: true,
     timeoutMs: 3000,
-    code: `const calls = []; for (let i = 0; i < 5000; i++) calls.push(tools.echo({ value: i }).catch((e) => e.name)); const r = await Promise.all(calls); return r.filter((x) => typeof x === "string").length;`,
+    code: `const calls = []; for (let i = 0; i < 1000; i++) calls.push(tools.echo({ value: i }).catch((e) => e.name)); const r = await Promise.all(calls); return r.filter((x) => typeof x === "string").length;`,
     expect: { vm: "ok", worker: "ok", spawn: "ok", isolate: "ok", plugin: "ok" },
   },
   // ── Persistence: outlive the run, confuse the next one ───────────────────────────────
