@@ -674,6 +674,8 @@ return "returned";`,
       "nodejs/node issue #47224 and PR #65019 (one large allocation in a worker with resourceLimits aborts the whole process); issue 14 ('large strings')",
     kind: "dos",
     isolatedHost: true,
+    // The memory limit must end it, not the clock (a loaded machine fills 64 MiB slowly).
+    timeoutMs: 20_000,
     code: `const s = "x".repeat(2 ** 27).toUpperCase(); return s.length;`,
     expect: {
       spawn: ["SANDBOX_MEMORY_EXCEEDED"],
@@ -699,6 +701,8 @@ return "returned";`,
     source: "vm2 docs/ATTACKS.md category 23 'Unbounded Buffer.alloc(N) — Host Heap DoS'",
     kind: "dos",
     isolatedHost: true,
+    // The memory limit must end it, not the clock (a loaded machine fills 64 MiB slowly).
+    timeoutMs: 20_000,
     code: `const keep = []; for (;;) keep.push(new Array(1e5).fill({ k: keep.length }));`,
     expect: {
       worker: ["SANDBOX_MEMORY_EXCEEDED"],
@@ -719,6 +723,8 @@ return "returned";`,
       "issue 14 ('memoryLimit counts the V8 heap only': typed arrays reached 500 MiB under 128 MiB); vm2 docs/ATTACKS.md category 23",
     kind: "dos",
     isolatedHost: true,
+    // The memory limit must end it, not the clock (a loaded machine fills 64 MiB slowly).
+    timeoutMs: 20_000,
     code: `const keep = []; for (let i = 0; i < 16; i++) { const b = new Uint8Array(16 * 1024 * 1024); for (let j = 0; j < b.length; j += 4096) b[j] = 1; keep.push(b); } return keep.length;`,
     declared: {
       vm: {
