@@ -93,6 +93,14 @@ function builtinRule(name: Exclude<BuiltinRuleName, "max-code-length">): Transfo
 
 const RULE_NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
+/** An option value as error text, calling nothing on it (a hostile `toString` must not turn a coded error into a raw one). */
+function describeOption(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "bigint") return `${value}n`;
+  if (typeof value === "object" && value !== null) return Array.isArray(value) ? "an array" : "an object";
+  return typeof value === "function" || typeof value === "symbol" ? `a ${typeof value}` : String(value);
+}
+
 /**
  * Static checks on guest code before an engine runs it, built on a real
  * parser (acorn) with scope-aware analysis: it never trips on comments,
@@ -117,16 +125,22 @@ export class CodeTransformer {
     if (!Number.isInteger(maxCodeLength) || maxCodeLength <= 0) {
       throw new SandboxError(
         SANDBOX_CODES.INVALID_CONFIG,
-        `CodeTransformer maxCodeLength must be a positive integer (got ${String(maxCodeLength)})`,
+        `CodeTransformer maxCodeLength must be a positive integer (got ${describeOption(maxCodeLength)})`,
       );
     }
     this.maxCodeLength = maxCodeLength;
     const builtins = options.builtins ?? BUILTIN_RULE_NAMES;
+    if (!Array.isArray(builtins)) {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `CodeTransformer builtins must be an array of rule names (got ${describeOption(builtins)})`,
+      );
+    }
     for (const name of builtins) {
       if (!(BUILTIN_RULE_NAMES as readonly string[]).includes(name)) {
         throw new SandboxError(
           SANDBOX_CODES.INVALID_CONFIG,
-          `CodeTransformer builtins: unknown rule ${JSON.stringify(name)}; expected one of ${BUILTIN_RULE_NAMES.join(", ")}`,
+          `CodeTransformer builtins: unknown rule ${describeOption(name)}; expected one of ${BUILTIN_RULE_NAMES.join(", ")}`,
         );
       }
     }
@@ -134,7 +148,14 @@ export class CodeTransformer {
       (name): name is Exclude<BuiltinRuleName, "max-code-length"> =>
         name !== "max-code-length" && builtins.includes(name),
     ).map(builtinRule);
-    for (const rule of options.rules ?? []) this.addRule(rule);
+    const rules = options.rules ?? [];
+    if (!Array.isArray(rules)) {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `CodeTransformer rules must be an array of rules (got ${describeOption(rules)})`,
+      );
+    }
+    for (const rule of rules) this.addRule(rule);
   }
 
   /** Names of every rule applied, in order (`max-code-length` first). */
@@ -151,7 +172,7 @@ export class CodeTransformer {
     if (typeof name !== "string" || !RULE_NAME.test(name)) {
       throw new SandboxError(
         SANDBOX_CODES.INVALID_CONFIG,
-        `CodeTransformer rule name must be kebab-case (got ${JSON.stringify(name)})`,
+        `CodeTransformer rule name must be kebab-case (got ${describeOption(name)})`,
       );
     }
     if (this.ruleNames.includes(name)) {

@@ -1,0 +1,75 @@
+// A throw-away host process for techniques that may take their host down (memory bombs). It runs
+// the built packages (dist), as an application would, one column after the other, and prints one
+// JSON line per finished column; if this process dies, the host died in the first column missing.
+// argv: <columns: facade,raw,tools | plugin> <engine | plugin> <program file> <limits JSON>
+import { readFileSync } from "node:fs";
+import { inspect } from "node:util";
+
+const [columns, target, programFile, limitsJson] = process.argv.slice(2);
+const program = readFileSync(programFile, "utf8");
+const limits = JSON.parse(limitsJson);
+
+async function rawEngine(engine) {
+  switch (engine) {
+    case "vm":
+      return new (await import("@suaveplan/sandbox-vm")).VmEngine(limits);
+    case "worker":
+      return new (await import("@suaveplan/sandbox-worker")).WorkerEngine(limits);
+    case "spawn":
+      return new (await import("@suaveplan/sandbox-spawn")).SpawnEngine(limits);
+    case "isolate":
+      return new (await import("@suaveplan/sandbox-isolate")).IsolateEngine(limits);
+    default:
+      throw new Error(`unknown engine ${engine}`);
+  }
+}
+
+async function runPlugin() {
+  const { createVmSandbox } = await import("@suaveplan/api-sandbox-vm");
+  const sandbox = await createVmSandbox({
+    pluginModulePath: programFile,
+    policy: {},
+    timeoutMs: limits.timeout,
+    memoryLimitMb: limits.memoryLimit / 1024 / 1024,
+  });
+  try {
+    return { outcome: "ok", seen: inspect(await sandbox.call("run"), { depth: 4 }) };
+  } catch (error) {
+    return { outcome: String(error.code ?? "failed"), seen: String(error.message) };
+  } finally {
+    await sandbox.dispose();
+  }
+}
+
+async function runEngine(column) {
+  const tools = {
+    echo: {
+      description: "Returns its input",
+      inputSchema: { type: "object" },
+      execute: async (input) => input,
+    },
+  };
+  // As in the in-process columns: facade = createSandbox with tools; tools = the raw engine with
+  // the tools as hostCalls.
+  const engine =
+    column === "facade"
+      ? (await import("@suaveplan/sandbox")).createSandbox({ engine: target, ...limits, tools })
+      : await rawEngine(target);
+  const { createToolRunner, normaliseTools } = await import("@suaveplan/sandbox-tools");
+  const hostCalls = column === "tools" ? createToolRunner({ tools: normaliseTools(tools) }) : undefined;
+  try {
+    const result = await engine.execute(program, {}, hostCalls === undefined ? {} : { hostCalls });
+    hostCalls?.close();
+    return {
+      outcome: result.success ? "ok" : (result.errorCode ?? "failed"),
+      seen: inspect(result, { depth: 4 }),
+    };
+  } finally {
+    await engine.destroy();
+  }
+}
+
+for (const column of columns.split(",")) {
+  const done = column === "plugin" ? await runPlugin() : await runEngine(column);
+  process.stdout.write(`${JSON.stringify({ column, ...done })}\n`);
+}
