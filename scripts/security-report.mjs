@@ -4,6 +4,8 @@
 // gaps and any failing cell. Exits non-zero when a cell failed or the suite did.
 //   --from <dir>   print the matrix a previous run wrote there (no test run)
 //   --markdown     print Markdown tables (for SECURITY.md) instead of the terminal layout
+//   --abuse-runs N then run the abuse run (scripts/abuse.mjs) with N executions per engine and
+//                  print its table (default 200; 0 skips it; `pnpm abuse` runs 1,000)
 // Needs the built packages (node scripts/setup.mjs, or pnpm build).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -16,6 +18,12 @@ const args = process.argv.slice(2);
 const markdown = args.includes("--markdown");
 const fromIndex = args.indexOf("--from");
 const given = fromIndex === -1 ? undefined : args[fromIndex + 1];
+const abuseIndex = args.indexOf("--abuse-runs");
+const abuseRuns = abuseIndex === -1 ? 200 : Number(args[abuseIndex + 1]);
+if (!Number.isInteger(abuseRuns) || abuseRuns < 0) {
+  process.stderr.write(`--abuse-runs must be a whole number, got ${args[abuseIndex + 1]}\n`);
+  process.exit(2);
+}
 
 let dir = given;
 let suiteFailed = false;
@@ -133,4 +141,15 @@ for (const cell of failing)
 if (missing.length > 0) out.push(`MISSING: no matrix for ${missing.join(", ")} (did its test file run?)`);
 if (suiteFailed) out.push("The corpus suite itself failed: see its output above.");
 process.stdout.write(`${out.join("\n")}\n`);
-process.exit(failing.length > 0 || missing.length > 0 || suiteFailed ? 1 : 0);
+
+let abuseFailed = false;
+if (abuseRuns > 0) {
+  process.stderr.write(`running the abuse run (${abuseRuns} executions per engine)…\n`);
+  const abuse = spawnSync(process.execPath, [join(root, "scripts/abuse.mjs"), "--runs", String(abuseRuns)], {
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+  });
+  abuseFailed = abuse.status !== 0;
+  process.stdout.write(`\nAbuse run, ${abuseRuns} executions per engine:\n\n${abuse.stdout}`);
+}
+process.exit(failing.length > 0 || missing.length > 0 || suiteFailed || abuseFailed ? 1 : 0);

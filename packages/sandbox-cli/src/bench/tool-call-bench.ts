@@ -21,7 +21,7 @@ export interface ToolCallBenchRow {
 
 /** Calls per sample; the per-call cost is a sample's time divided by this. */
 const CALLS = 200;
-const SAMPLES = 9;
+const SAMPLES = 15;
 
 const echo: HostCalls = { names: ["echo"], call: async (_name, input) => input };
 
@@ -136,33 +136,43 @@ interface IsolatedVmLike {
   Reference: new (value: unknown) => unknown;
 }
 
-async function perCall(run: (n: number) => Promise<void>): Promise<number> {
-  await run(CALLS); // warm-up
-  const samples: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
-    // A run of CALLS calls minus a run of none: what the calls themselves cost.
-    const startFull = performance.now();
-    await run(CALLS);
-    const full = performance.now() - startFull;
-    const startEmpty = performance.now();
-    await run(0);
-    const empty = performance.now() - startEmpty;
-    samples.push(Math.max(0, full - empty) / CALLS);
-  }
-  return median(samples);
+/** One raw sample: a run of `CALLS` round trips minus a run of none, per round trip. */
+async function rawSample(run: (n: number) => Promise<void>): Promise<number> {
+  const startFull = performance.now();
+  await run(CALLS);
+  const full = performance.now() - startFull;
+  const startEmpty = performance.now();
+  await run(0);
+  const empty = performance.now() - startEmpty;
+  return Math.max(0, full - empty) / CALLS;
 }
 
-/** Median per-call time of executions of `CALLS` calls, from the host's arrival times of the calls. */
-async function perCallInside(run: (n: number) => Promise<number[]>): Promise<number> {
-  await run(CALLS); // warm-up
-  const samples: number[] = [];
+/** One engine sample: an execution of `CALLS` calls, per call, from the host's arrival times of the calls. */
+async function engineSample(run: (n: number) => Promise<number[]>): Promise<number> {
+  const arrivals = await run(CALLS);
+  const first = arrivals[0] as number;
+  const last = arrivals[arrivals.length - 1] as number;
+  return (last - first) / (arrivals.length - 1);
+}
+
+/**
+ * Medians of raw and engine samples taken in turn: a thread or pipe round trip here moves between
+ * about 20 and 60 µs with the machine's state (load, clock, idle states), and alternating the two
+ * lets a drift hit both alike instead of one.
+ */
+async function interleaved(
+  raw: () => Promise<number>,
+  engine: () => Promise<number>,
+): Promise<{ rawCallMs: number; engineCallMs: number }> {
+  await raw(); // warm-up
+  await engine();
+  const raws: number[] = [];
+  const engines: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
-    const arrivals = await run(CALLS);
-    const first = arrivals[0] as number;
-    const last = arrivals[arrivals.length - 1] as number;
-    samples.push((last - first) / (arrivals.length - 1));
+    raws.push(await raw());
+    engines.push(await engine());
   }
-  return median(samples);
+  return { rawCallMs: median(raws), engineCallMs: median(engines) };
 }
 
 /**
@@ -187,18 +197,21 @@ export async function runToolCallBench(
       raw = await make();
       engine = await (engines[name] as () => Promise<SandboxEngine>)();
       const live = engine;
-      const rawCallMs = await perCall((n) => (raw as RawRoundTrip).run(n));
-      const engineCallMs = await perCallInside(async (n) => {
-        const timed = timedEcho();
-        const result = await live.execute(
-          `for (let i = 0; i < ${n}; i++) await tools.echo(i); ${n}`,
-          {},
-          { hostCalls: timed.calls },
-        );
-        if (!result.success || result.result !== n)
-          throw new Error(`${name}: ${JSON.stringify(result.error)}`);
-        return timed.arrivals;
-      });
+      const { rawCallMs, engineCallMs } = await interleaved(
+        () => rawSample((n) => (raw as RawRoundTrip).run(n)),
+        () =>
+          engineSample(async (n) => {
+            const timed = timedEcho();
+            const result = await live.execute(
+              `for (let i = 0; i < ${n}; i++) await tools.echo(i); ${n}`,
+              {},
+              { hostCalls: timed.calls },
+            );
+            if (!result.success || result.result !== n)
+              throw new Error(`${name}: ${JSON.stringify(result.error)}`);
+            return timed.arrivals;
+          }),
+      );
       const concurrent = await live.execute(
         "(await Promise.all(Array.from({ length: 100 }, (_, i) => tools.echo(i)))).reduce((a, b) => a + b, 0)",
         {},
