@@ -656,8 +656,13 @@ return "returned";`,
       vm: ["SANDBOX_GUEST_ERROR"],
       worker: ["SANDBOX_GUEST_ERROR"],
       spawn: ["SANDBOX_GUEST_ERROR"],
-      isolate: ["SANDBOX_GUEST_ERROR"],
       plugin: "ok",
+    },
+    declared: {
+      isolate: {
+        outcome: ["SANDBOX_GUEST_ERROR", "ok"],
+        note: "isolated-vm 5 has no unhandled-rejection hook: it hands a rejection nobody handled to the call running when V8 sees it, and on a loaded machine (about 1 run in 5 of the whole corpus) that was none, so the run ended ok; the host survives and the next run is unaffected (the next-run check follows this technique on isolate)",
+      },
     },
   },
   {
