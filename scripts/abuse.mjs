@@ -21,6 +21,7 @@ if (!process.execArgv.includes("--no-node-snapshot")) {
     ["--no-node-snapshot", ...process.execArgv, new URL(import.meta.url).pathname, ...process.argv.slice(2)],
     { stdio: "inherit" },
   );
+  if (again.signal !== null) process.stderr.write(`abuse: the run ended by ${again.signal}\n`);
   process.exit(again.status ?? 1);
 }
 
