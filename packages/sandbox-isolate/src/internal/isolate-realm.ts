@@ -5,16 +5,15 @@ import {
   type GuestOutcome,
   type GuestRealm,
   type KernelBridge,
-  kernelConfig,
   MODULE_FILENAME_PREFIX,
   MODULE_WRAPPER_CLOSE,
   MODULE_WRAPPER_OPEN,
   type RealmStatus,
   type SourceModule,
 } from "@suaveplan/sandbox-guest";
-import type { IsolateContext, IsolateFactory, IsolateReference } from "../isolate-factory/isolate-factory.js";
+import type { IsolateContext, IsolateReference } from "../isolate-factory/isolate-factory.js";
 import { describeRejection, isTimeoutError, messageOf, syntaxRecord } from "./isolate-failure.js";
-import type { IsolateSlot } from "./isolate-slot.js";
+import type { IsolateSlot, PreparedKernel } from "./isolate-slot.js";
 
 const MIB = 1024 * 1024;
 /** How much earlier than asked isolated-vm's timeout may end a call by our clock, in ms. */
@@ -27,7 +26,6 @@ const OK: RealmStatus = Object.freeze({ ok: true });
 export interface IsolateRealmOptions {
   /** The leased isolate; the realm hands it back through `onRelease`. */
   slot: IsolateSlot;
-  factory: IsolateFactory;
   /** The guest code, as prepared (`prepareGuestCode().source`). */
   code: string;
   maxTimers: number;
@@ -75,7 +73,9 @@ class IsolateRealm implements GuestRealm {
   ): Promise<RealmStatus> {
     const started = performance.now();
     let status = await this.track(this.setUp(), started);
-    if (status.ok) status = await this.call("boot", [runConfigJson, contextText, modulesText], timeoutMs);
+    // Boot runs kernel code only (parse the run config, decode the host's data, define globals),
+    // bounded by its input: on this thread, without the thread hop an async call costs (~80 µs).
+    if (status.ok) status = this.callSync("boot", [runConfigJson, contextText, modulesText], timeoutMs);
     for (const module of sourceModules) {
       if (!status.ok) break;
       status = await this.defineModule(
@@ -157,45 +157,24 @@ class IsolateRealm implements GuestRealm {
     });
   }
 
-  /** Take a fresh context, run the realm script and the kernel in it (no guest code yet), keep `enter`. */
+  /** Take a fresh context with the kernel installed (no guest code yet), keep `enter`. */
   private async setUp(): Promise<RealmStatus> {
-    const { slot, factory, maxTimers, maxTimerCreations } = this.options;
-    slot.kernelLimits = { maxTimers, maxTimerCreations };
-    // A kernel installed while the slot was idle: the fixed cost is off the caller's path.
-    const prepared = slot.takeKernel({ maxTimers, maxTimerCreations });
-    if (prepared !== undefined) {
-      this.context = prepared.context;
-      this.enterRef = prepared.enterRef;
-      prepared.bind(this.bridge);
-      if (this.disposing) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
-      this.heapBefore = this.heapUsed();
-      this.cpuBefore = this.cpuTime();
-      return OK;
-    }
-    const handles: IsolateReference[] = [];
+    const { slot, maxTimers, maxTimerCreations } = this.options;
+    const limits = { maxTimers, maxTimerCreations };
+    slot.kernelLimits = limits;
+    let prepared: PreparedKernel;
     try {
-      const fresh = slot.takeContext();
-      const context = fresh instanceof Promise ? await fresh : fresh;
-      this.context = context;
-      if (this.disposing) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
-      this.heapBefore = this.heapUsed();
-      this.cpuBefore = this.cpuTime();
-      const createEnter = slot.realm.runSync(context, { reference: true });
-      handles.push(createEnter);
-      const install = slot.kernel.runSync(context, { reference: true });
-      handles.push(install);
-      const { bridge } = this;
-      const callback = factory.createCallback((op, a, b, c) => bridge(op as string, a, b, c));
-      const config = JSON.stringify(kernelConfig({ maxTimers, maxTimerCreations }));
-      this.enterRef = createEnter.applySync(undefined, [install.derefInto(), callback, config], {
-        result: { reference: true },
-      }) as IsolateReference;
-      return OK;
+      prepared = await slot.takeKernel(limits);
     } catch (error) {
       return { ok: false, outcome: this.broken(error) };
-    } finally {
-      for (const handle of handles) releaseQuietly(handle);
     }
+    this.context = prepared.context;
+    this.enterRef = prepared.enterRef;
+    prepared.bind(this.bridge);
+    if (this.disposing) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+    this.heapBefore = this.heapUsed();
+    this.cpuBefore = this.cpuTime();
+    return OK;
   }
 
   private async defineModule(module: SourceModule, timeoutMs: number): Promise<RealmStatus> {
@@ -235,12 +214,38 @@ class IsolateRealm implements GuestRealm {
     const started = performance.now();
     const call = enter.apply(undefined, [name, ...args], { timeout: timeoutMs });
     try {
-      const returned = await this.track(call, started + timeoutMs);
-      if (returned === true) return OK;
-      return { ok: false, outcome: { kind: "fault", message: `the kernel's ${name} entry failed` } };
+      return this.returned(name, await this.track(call, started + timeoutMs));
     } catch (error) {
       return { ok: false, outcome: this.rejected(error, performance.now() - started, timeoutMs) };
     }
+  }
+
+  /**
+   * Run one kernel entry that runs no guest code on this thread (isolated-vm's `applySync`, still
+   * under its timeout). Only while nothing else runs in the leased isolate, as during boot.
+   */
+  private callSync(name: string, args: readonly unknown[], timeoutMs: number): RealmStatus {
+    const enter = this.enterRef;
+    if (enter === undefined || this.disposing) {
+      return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
+    }
+    const started = performance.now();
+    try {
+      return this.returned(name, enter.applySync(undefined, [name, ...args], { timeout: timeoutMs }));
+    } catch (error) {
+      return { ok: false, outcome: this.rejected(error, performance.now() - started, timeoutMs) };
+    }
+  }
+
+  /** What an entry returned (see `RealmEnter`): an outcome it reported on the way goes to the driver now. */
+  private returned(name: string, value: unknown): RealmStatus {
+    if (value === true) return OK;
+    if (typeof value === "string") {
+      const colon = value.indexOf(":");
+      this.bridge("done", value.slice(0, colon), value.slice(colon + 1));
+      return OK;
+    }
+    return { ok: false, outcome: { kind: "fault", message: `the kernel's ${name} entry failed` } };
   }
 
   /** Mark `work` as running in the isolate until it settles (see {@link dispose}). */

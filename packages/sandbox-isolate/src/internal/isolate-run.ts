@@ -7,7 +7,6 @@ import {
   GuestDriver,
   type GuestOutcome,
 } from "@suaveplan/sandbox-guest";
-import type { IsolateFactory } from "../isolate-factory/isolate-factory.js";
 import { WASM_CAP_SUFFIX } from "./harden-isolate-realm.js";
 import type { IsolatePool } from "./isolate-pool.js";
 import { createIsolateRealm } from "./isolate-realm.js";
@@ -39,7 +38,6 @@ export interface IsolateRun {
  */
 export function startIsolateRun(
   pool: IsolatePool,
-  factory: IsolateFactory,
   request: ExecutionRequest,
   memoryLimitMiB: number,
   hooks: IsolateRunHooks,
@@ -54,7 +52,6 @@ export function startIsolateRun(
     { ...driverPlanOf(request, hooks), maxResultBytes: slot.memoryLimitMiB * MIB },
     createIsolateRealm({
       slot,
-      factory,
       code: request.code,
       maxTimers: request.maxTimers,
       maxTimerCreations: request.maxTimerCreations,

@@ -58,7 +58,7 @@ export interface KernelLimits {
   readonly maxTimerCreations: number;
 }
 
-/** A fresh context with the kernel already installed, made while the slot was idle; single-use. */
+/** A fresh context with the kernel installed and no guest code run yet; single-use. */
 export interface PreparedKernel {
   readonly context: IsolateContext;
   /** The kernel's `enter` function. */
@@ -69,12 +69,11 @@ export interface PreparedKernel {
 }
 
 export class IsolateSlot {
-  private spare: IsolateContext | undefined;
-  private spareKernel: PreparedKernel | undefined;
+  /** The next execution's kernel, made off the caller's path: still being made, or ready (undefined if that failed). */
+  private spare: { limits: KernelLimits; kernel: Promise<PreparedKernel | undefined> } | undefined;
+  private spareTimer: NodeJS.Immediate | undefined;
   /** The limits of the last execution: what the next spare kernel is installed with. */
   kernelLimits: KernelLimits | undefined;
-  private sparePending: Promise<void> | undefined;
-  private spareTimer: NodeJS.Immediate | undefined;
 
   private constructor(
     readonly isolate: IsolateHandle,
@@ -104,54 +103,51 @@ export class IsolateSlot {
     return !this.isolate.isDisposed;
   }
 
-  /** Start preparing a spare context once the event loop turns (the slot went idle). */
+  /** Start making the next execution's kernel once the event loop turns (the slot went back to the pool). */
   prepareSpare(): void {
-    if (this.spare !== undefined || this.spareKernel !== undefined) return;
-    if (this.sparePending !== undefined || this.spareTimer !== undefined) return;
-    if (!this.healthy) return;
+    const limits = this.kernelLimits;
+    if (this.spare !== undefined || this.spareTimer !== undefined || limits === undefined || !this.healthy)
+      return;
     this.spareTimer = setImmediate(() => {
       this.spareTimer = undefined;
-      if (!this.healthy) return;
-      this.sparePending = this.isolate.createContext().then(
-        (context) => {
-          this.sparePending = undefined;
-          if (!this.healthy) {
-            releaseQuietly(context);
-            return;
-          }
-          const limits = this.kernelLimits;
-          const installed = limits === undefined ? undefined : this.installKernel(context, limits);
-          if (installed !== undefined) this.spareKernel = installed;
-          else this.spare = context;
-        },
-        () => {
-          this.sparePending = undefined;
-        },
-      );
+      if (this.spare !== undefined || !this.healthy) return;
+      this.spare = { limits, kernel: this.makeKernel(limits).catch(() => undefined) };
     });
   }
 
   /**
-   * The prepared kernel, when one is ready and was installed with `limits`;
-   * otherwise undefined (a mismatched one is released).
+   * A fresh context with the kernel installed with `limits`: the spare when it
+   * was made with the same limits (waiting for it when it is still being
+   * made), otherwise one made now. Rejects when the isolate fails.
    */
-  takeKernel(limits: KernelLimits): PreparedKernel | undefined {
-    const prepared = this.spareKernel;
-    if (prepared === undefined) return undefined;
-    this.spareKernel = undefined;
-    if (
-      prepared.limits.maxTimers === limits.maxTimers &&
-      prepared.limits.maxTimerCreations === limits.maxTimerCreations
-    ) {
-      return prepared;
+  async takeKernel(limits: KernelLimits): Promise<PreparedKernel> {
+    if (this.spareTimer !== undefined) {
+      clearImmediate(this.spareTimer);
+      this.spareTimer = undefined;
     }
-    releaseQuietly(prepared.enterRef);
-    releaseQuietly(prepared.context);
-    return undefined;
+    const spare = this.spare;
+    this.spare = undefined;
+    const kernel = spare === undefined ? undefined : await spare.kernel;
+    if (kernel !== undefined) {
+      if (
+        kernel.limits.maxTimers === limits.maxTimers &&
+        kernel.limits.maxTimerCreations === limits.maxTimerCreations
+      )
+        return kernel;
+      releaseKernel(kernel);
+    }
+    return this.makeKernel(limits);
   }
 
-  /** Run the realm script and the kernel in `context` (no guest code), with a bridge bound later. */
-  private installKernel(context: IsolateContext, limits: KernelLimits): PreparedKernel | undefined {
+  /**
+   * Create a context and run the realm script and the kernel in it (no guest
+   * code), with a bridge bound later. The context is made off this thread (the
+   * larger part, and this thread is free for other executions meanwhile); the
+   * install runs here, as three async calls would cost more in thread hops
+   * than it does.
+   */
+  private async makeKernel(limits: KernelLimits): Promise<PreparedKernel> {
+    const context = await this.isolate.createContext();
     const handles: IsolateReference[] = [];
     try {
       let target: KernelBridge = () => undefined;
@@ -172,27 +168,12 @@ export class IsolateSlot {
           target = bridge;
         },
       };
-    } catch {
-      return undefined;
+    } catch (error) {
+      releaseQuietly(context);
+      throw error;
     } finally {
       for (const handle of handles) releaseQuietly(handle);
     }
-  }
-
-  /** A fresh, never-used context: the spare when one is ready, otherwise a new one. */
-  takeContext(): IsolateContext | Promise<IsolateContext> {
-    if (this.spareTimer !== undefined) {
-      clearImmediate(this.spareTimer);
-      this.spareTimer = undefined;
-    }
-    const spare = this.spare;
-    if (spare !== undefined) {
-      this.spare = undefined;
-      return spare;
-    }
-    if (this.sparePending !== undefined) return this.sparePending.then(() => this.takeContext());
-    // Sync: the leased isolate is idle, and one thread hop fewer is most of the cost of a short run.
-    return this.isolate.createContextSync();
   }
 
   /** Dispose the isolate (terminating anything still running in it) and any spare. Idempotent. */
@@ -201,15 +182,10 @@ export class IsolateSlot {
       clearImmediate(this.spareTimer);
       this.spareTimer = undefined;
     }
-    if (this.spare !== undefined) {
-      releaseQuietly(this.spare);
-      this.spare = undefined;
-    }
-    if (this.spareKernel !== undefined) {
-      releaseQuietly(this.spareKernel.enterRef);
-      releaseQuietly(this.spareKernel.context);
-      this.spareKernel = undefined;
-    }
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare !== undefined)
+      void spare.kernel.then((kernel) => kernel !== undefined && releaseKernel(kernel));
     if (this.isolate.isDisposed) return;
     try {
       this.isolate.dispose();
@@ -217,6 +193,11 @@ export class IsolateSlot {
       // Already disposed by the memory watchdog between the check and the call.
     }
   }
+}
+
+function releaseKernel(kernel: PreparedKernel): void {
+  releaseQuietly(kernel.enterRef);
+  releaseQuietly(kernel.context);
 }
 
 function releaseQuietly(handle: { release(): void }): void {

@@ -7,8 +7,12 @@ type KernelInstall = (
   configJson: string,
 ) => Record<string, (...args: unknown[]) => unknown>;
 
-/** The one guest-realm function the host calls: a kernel entry by name; false when the entry itself threw. */
-export type RealmEnter = (name: string, a?: unknown, b?: unknown, c?: unknown) => boolean;
+/**
+ * The one guest-realm function the host calls: a kernel entry by name. It returns false when the
+ * entry itself threw, `kind:payload` when the entry reported the run's outcome before it returned
+ * (see {@link createRealmEnter}), and true otherwise.
+ */
+export type RealmEnter = (name: string, a?: unknown, b?: unknown, c?: unknown) => boolean | string;
 
 /**
  * GUEST REALM (isolated-vm only), stringified like the kernel parts. Installs
@@ -19,6 +23,14 @@ export type RealmEnter = (name: string, a?: unknown, b?: unknown, c?: unknown) =
  * guest code throws) from the rejection nobody handled that isolated-vm
  * throws to the call instead of its result. Neither `enter`, the entries nor
  * the bridge is reachable from guest code: they live in this closure only.
+ *
+ * An outcome the entry reports before it returns (a value settled at once, a
+ * synchronous throw) is held and returned as `kind:payload` instead of going
+ * through the bridge: from an async call, each bridge call is a round trip to
+ * the host's thread and back. Everything else, and an outcome reported later
+ * (from the microtasks isolated-vm runs after the entry), takes the bridge.
+ * The host delivers the returned outcome when the call returns, after every
+ * bridge call the entry made, so nothing reported before it is overtaken.
  */
 export function createRealmEnter(
   install: KernelInstall,
@@ -26,17 +38,31 @@ export function createRealmEnter(
   configJson: string,
 ): RealmEnter {
   const apply = Reflect.apply;
-  const entries = install(bridge, configJson);
-  return function enter(name: string, a?: unknown, b?: unknown, c?: unknown): boolean {
+  let inEntry = false;
+  let held: string | undefined;
+  const entries = install((op, a, b, c) => {
+    if (op === "done" && inEntry && held === undefined && typeof a === "string" && typeof b === "string") {
+      held = `${a}:${b}`;
+      return undefined;
+    }
+    return bridge(op, a, b, c);
+  }, configJson);
+  return function enter(name: string, a?: unknown, b?: unknown, c?: unknown): boolean | string {
     const entry = entries[name];
     if (typeof entry !== "function") return false;
+    held = undefined;
+    inEntry = true;
     try {
       // An array literal defines its elements: no setter on Array.prototype runs here.
       apply(entry, undefined, [a, b, c]);
-      return true;
     } catch {
       return false;
+    } finally {
+      inEntry = false;
     }
+    const report = held;
+    held = undefined;
+    return report === undefined ? true : report;
   };
 }
 

@@ -125,7 +125,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
   private readonly defaults: RequestDefaults;
-  private readonly local: { factory: IsolateFactory; pool: IsolatePool } | undefined;
+  private readonly local: { pool: IsolatePool } | undefined;
   private readonly helper: IsolateHelper | undefined;
   private readonly modules = new ModuleRegistry();
   private readonly live = new Set<{ abort(outcome: GuestOutcome): void; ended: Promise<unknown> }>();
@@ -151,7 +151,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     } else {
       this.capabilities = ISOLATE_CAPABILITIES;
       const factory = options.factory ?? createIsolatedVmFactory();
-      this.local = { factory, pool: new IsolatePool(factory, maxIdle) };
+      this.local = { pool: new IsolatePool(factory, maxIdle) };
     }
   }
 
@@ -182,10 +182,10 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
       const entry = { abort: (outcome: GuestOutcome) => run.abort(outcome), ended: run.result };
       return this.track(entry, signal, () => run.result);
     }
-    const { pool, factory } = this.local as { factory: IsolateFactory; pool: IsolatePool };
+    const { pool } = this.local as { pool: IsolatePool };
     let run: IsolateRun;
     try {
-      run = startIsolateRun(pool, factory, request, memoryLimitMiB, {
+      run = startIsolateRun(pool, request, memoryLimitMiB, {
         onLog: built.onLog,
         onCall:
           hostCalls === undefined

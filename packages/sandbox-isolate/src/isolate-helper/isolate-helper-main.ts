@@ -57,7 +57,7 @@ function run(id: number, { request, memoryLimitMiB }: Extract<ToHelper, { type: 
   const send = (event: DriverEvent) => post({ type: "event", id, event });
   let started: ReturnType<typeof startIsolateRun>;
   try {
-    started = startIsolateRun(pool, factory, request, memoryLimitMiB, {
+    started = startIsolateRun(pool, request, memoryLimitMiB, {
       onLog: (entry) => send({ type: "log", level: entry.level, message: entry.message }),
       // Only a run with host calls has a `tools` global; without it the driver refuses every call.
       onCall:
