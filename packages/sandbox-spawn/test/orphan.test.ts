@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { cpuLimitSeconds } from "../src/internal/node-args.js";
 import { SELF_DEADLINE_GRACE_MS } from "../src/runner/index.js";
 
 // When the host dies abruptly (SIGKILL, crash) its SIGKILL timeout never
@@ -54,6 +55,14 @@ describe.skipIf(process.platform !== "linux")("a child whose host died", () => {
     const pid = await orphan("console.log('running'); while (true) {}", 300);
     expect(running(pid)).toBe(true); // the host is gone, the child is still looping
     expect(await gone(pid, 5_000)).toBe(true);
+  });
+
+  it("ends an endless loop in a timer callback by itself (its CPU-time limit)", async () => {
+    // Code re-entered after a timer or a tool reply runs without node's watchdog where the
+    // child has a CPU-time limit: that limit is what ends it once nobody will kill it.
+    const pid = await orphan("console.log('running'); setTimeout(() => { while (true) {} }, 0)", 300);
+    expect(running(pid)).toBe(true);
+    expect(await gone(pid, cpuLimitSeconds(300) * 1000 + 10_000)).toBe(true);
   });
 
   it("ends a never-settling execution by itself (deadline timeout + grace)", async () => {

@@ -23,10 +23,11 @@ export function heapMiB(memoryLimitBytes: number): number {
  * intrinsics are frozen in the runner's own realm (a second layer should
  * guest code ever get out of its vm context); `import()` is routed to the
  * runner (which refuses it) by `--experimental-vm-modules`; trace event files
- * (which the permission model does not gate) go to the null device.
+ * (which the permission model does not gate) go to the null device. With
+ * `cpuSeconds`, the runner is told the CPU-time limit it runs under.
  */
-export function buildChildArgs(runnerPath: string, memoryLimitBytes: number): string[] {
-  return [
+export function buildChildArgs(runnerPath: string, memoryLimitBytes: number, cpuSeconds?: number): string[] {
+  const args = [
     permissionFlag(),
     `--allow-fs-read=${runnerPath}`,
     "--no-addons",
@@ -39,6 +40,46 @@ export function buildChildArgs(runnerPath: string, memoryLimitBytes: number): st
     `--max-old-space-size=${heapMiB(memoryLimitBytes)}`,
     runnerPath,
   ];
+  if (cpuSeconds !== undefined) args.push(`${CPU_LIMIT_FLAG}${cpuSeconds}`);
+  return args;
+}
+
+/** The runner argument naming the OS CPU-time limit the child runs under, in seconds (see {@link withCpuLimit}). */
+export const CPU_LIMIT_FLAG = "--suaveplan-cpu-limit=";
+
+/** The CPU-time limit the runner's argv names, or undefined. */
+export function cpuLimitOf(argv: readonly string[]): number | undefined {
+  const flag = argv.find((arg) => arg.startsWith(CPU_LIMIT_FLAG));
+  const seconds = flag === undefined ? Number.NaN : Number(flag.slice(CPU_LIMIT_FLAG.length));
+  return Number.isSafeInteger(seconds) && seconds > 0 ? seconds : undefined;
+}
+
+/**
+ * The CPU-time limit (`RLIMIT_CPU`, whole seconds) of a child that runs one
+ * execution of `timeoutMs`: four times the timeout (the guest's thread plus
+ * V8's GC threads, with room to spare) and 3 s for booting, warming up and
+ * exiting (about 0.1 s). It is no timeout — the host's SIGKILL at `timeoutMs` is — but the
+ * bound on a child whose host died and never kills it: it ends that child
+ * even while guest code spins, which is what lets the runner re-enter guest
+ * code after a timer or a tool reply without node's per-entry watchdog thread.
+ */
+export function cpuLimitSeconds(timeoutMs: number): number {
+  // A run within this limit needs no other bound; the runner checks each request against it.
+  return Math.ceil((4 * timeoutMs) / 1000) + 3;
+}
+
+/**
+ * `execPath args` run through util-linux `prlimit`, which sets the CPU-time
+ * limit (soft and hard: past it the kernel kills the process) and then execs
+ * node in its own place: same pid, same file descriptors, same environment.
+ */
+export function withCpuLimit(
+  limiter: string,
+  seconds: number,
+  execPath: string,
+  args: readonly string[],
+): { command: string; args: string[] } {
+  return { command: limiter, args: [`--cpu=${seconds}:${seconds}`, "--", execPath, ...args] };
 }
 
 /** Environment variables that would change the child's own flags or load code into it. */

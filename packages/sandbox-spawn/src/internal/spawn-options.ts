@@ -29,7 +29,12 @@ export interface SpawnEngineOptions {
   maxOutputSize?: number;
   /** Absolute path of the runner script the child runs. Default: this package's `dist/runner-main.js`. */
   runnerPath?: string;
-  /** Node binary the child runs. Default `process.execPath`. */
+  /**
+   * Node binary the child runs. Default `process.execPath`. On Linux, where
+   * util-linux `prlimit` is installed, an absolute `execPath` is started
+   * through it: it sets the child's CPU-time limit (see `cpuLimitSeconds`) and
+   * execs node, so the spawner sees `prlimit` as the command.
+   */
   execPath?: string;
   /** Environment to sanitise for the child (see `sanitiseEnv`). Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
@@ -51,7 +56,11 @@ export interface ResolvedSpawnOptions {
   spawner: ProcessSpawner;
   preStart: boolean;
   startTimeout: number;
+  /** The `prlimit` that sets each child's CPU-time limit, or undefined where there is none. */
+  cpuLimiter: string | undefined;
 }
+
+const PRLIMIT_PATHS = ["/usr/bin/prlimit", "/bin/prlimit"] as const;
 
 const DEFAULT_START_TIMEOUT_MS = 10_000;
 const OPTION_KEYS = new Set([
@@ -92,7 +101,12 @@ export function resolveSpawnOptions(options: SpawnEngineOptions): ResolvedSpawnO
   if (!Number.isSafeInteger(startTimeout) || startTimeout < 1) {
     invalidConfig("startTimeout", "must be a positive integer (ms)");
   }
-  return { limits, runnerPath, execPath, childEnv, spawner, preStart, startTimeout };
+  // A relative or missing execPath is spawned as given, so its error stays spawn's own (ENOENT).
+  const cpuLimiter =
+    process.platform === "linux" && isAbsolute(execPath) && existsSync(execPath)
+      ? PRLIMIT_PATHS.find((path) => existsSync(path))
+      : undefined;
+  return { limits, runnerPath, execPath, childEnv, spawner, preStart, startTimeout, cpuLimiter };
 }
 
 function resolveRunnerPath(option: string | undefined, realSpawner: boolean): string {

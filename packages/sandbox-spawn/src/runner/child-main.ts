@@ -1,5 +1,6 @@
 import type { ExecutionRequest } from "@suaveplan/sandbox-guest";
 import { createLineInbox } from "../internal/line-inbox.js";
+import { cpuLimitOf } from "../internal/node-args.js";
 import { createFdSink } from "./fd-sink.js";
 import { parseCallReply } from "./parse-call-reply.js";
 import { parseRunnerInput } from "./parse-runner-input.js";
@@ -31,6 +32,7 @@ export async function main(): Promise<void> {
   }
   await runRequest(request, sink, {
     prepared,
+    cpuLimitSeconds: cpuLimitOf(process.argv),
     replies: (deliver) =>
       stdin.listen((line) => {
         const reply = parseCallReply(line);

@@ -8,6 +8,7 @@ import {
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
 } from "@suaveplan/sandbox-guest";
+import { cpuLimitSeconds } from "../internal/node-args.js";
 import type { FrameSink } from "./fd-sink.js";
 import { SELF_DEADLINE_GRACE_MS } from "./protocol.js";
 
@@ -15,6 +16,15 @@ import { SELF_DEADLINE_GRACE_MS } from "./protocol.js";
 export interface RunRequestOptions {
   /** A realm made while the child waited (`prepareRealm`); single-use. */
   prepared?: PreparedVmRealm | undefined;
+  /**
+   * The OS CPU-time limit the child runs under, in seconds (the host started
+   * it so). When it covers the request (`cpuLimitSeconds(timeoutMs)` at most
+   * this), guest code re-entered after a timer or a tool reply runs without
+   * node's watchdog thread per entry, as on the worker engine: the host's
+   * SIGKILL stops it at the timeout, the CPU-time limit should the host be
+   * gone. The first evaluation keeps its watchdog either way.
+   */
+  cpuLimitSeconds?: number | undefined;
   /**
    * Where the host's replies to the `call` frames come from: called once, when
    * the request offers `tools`, with the function each `CallReply` goes to (in
@@ -34,7 +44,8 @@ export interface RunRequestOptions {
  *
  * The host's SIGKILL at `timeoutMs` is the timeout; the runner bounds the run
  * {@link SELF_DEADLINE_GRACE_MS} later, for a child whose host died (its
- * `done` frame still names the request's `timeoutMs`).
+ * `done` frame still names the request's `timeoutMs`); guest code that spins
+ * after a re-entry without the watchdog is ended by the CPU-time limit.
  */
 export async function runRequest(
   request: ExecutionRequest,
@@ -55,6 +66,8 @@ export async function runRequest(
           }
         : undefined,
       prepared: options.prepared,
+      callbackWatchdog:
+        options.cpuLimitSeconds === undefined || cpuLimitSeconds(request.timeoutMs) > options.cpuLimitSeconds,
     },
   );
   if (offersTools) options.replies?.((reply) => driver.reply(reply));

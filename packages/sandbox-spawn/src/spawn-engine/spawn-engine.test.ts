@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
@@ -304,6 +305,28 @@ describe("SpawnEngine", () => {
       logs: [],
     });
   });
+
+  it.skipIf(process.platform !== "linux" || !existsSync("/usr/bin/prlimit"))(
+    "starts each child under a CPU-time limit made for the engine's timeout, told to its runner",
+    async () => {
+      const { spawner, children } = recordingSpawner();
+      const spawnEngine = engine({ spawner, timeout: 2_000 });
+      await until(() => children.length === 1);
+      const [spare] = children as [ChildProcess];
+      await until(() => readFileSync(`/proc/${spare.pid}/cmdline`, "utf8").startsWith(process.execPath));
+      const limits = readFileSync(`/proc/${spare.pid}/limits`, "utf8");
+      const argv = readFileSync(`/proc/${spare.pid}/cmdline`, "utf8").split("\0");
+      expect({
+        limit: /^Max cpu time\s+(\S+)\s+(\S+)\s+seconds/m.exec(limits)?.slice(1),
+        runnerArgs: argv.slice(argv.indexOf(spawnEngine.getRunnerPath()) + 1, -1),
+      }).toEqual({ limit: ["11", "11"], runnerArgs: ["--suaveplan-cpu-limit=11"] });
+      expect(settled(await spawnEngine.execute("setTimeout(() => {}, 0); 1 + 1"))).toStrictEqual({
+        success: true,
+        result: 2,
+        logs: [],
+      });
+    },
+  );
 
   it("reports a runner that breaks the protocol as SANDBOX_SPAWN_FAILED and kills it", async () => {
     const { spawner, children } = recordingSpawner();

@@ -25,7 +25,7 @@ import {
   HOST_READS_CHILD_MEMORY,
   readResidentBytes,
 } from "../internal/child-memory.js";
-import { buildChildArgs, heapMiB } from "../internal/node-args.js";
+import { buildChildArgs, cpuLimitSeconds, heapMiB, withCpuLimit } from "../internal/node-args.js";
 import {
   type ResolvedSpawnOptions,
   resolveSpawnOptions,
@@ -303,8 +303,15 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   }
 
   private spawnChild(memoryLimit: number): LiveChild {
-    const { spawner, execPath, runnerPath, childEnv } = this.options;
-    const child = spawner(execPath, buildChildArgs(runnerPath, memoryLimit), {
+    const { spawner, execPath, runnerPath, childEnv, cpuLimiter } = this.options;
+    // Made for the engine's timeout: a run with a longer one keeps node's watchdog per entry (see the runner).
+    const cpuSeconds = cpuLimiter === undefined ? undefined : cpuLimitSeconds(this.limits.timeout);
+    const args = buildChildArgs(runnerPath, memoryLimit, cpuSeconds);
+    const start =
+      cpuLimiter === undefined || cpuSeconds === undefined
+        ? { command: execPath, args }
+        : withCpuLimit(cpuLimiter, cpuSeconds, execPath, args);
+    const child = spawner(start.command, start.args, {
       stdio: STDIO,
       env: childEnv,
       windowsHide: true,
