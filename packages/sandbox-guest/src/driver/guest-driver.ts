@@ -202,6 +202,15 @@ export class GuestDriver {
           return undefined;
         case "call":
           return this.onCall(a, b, c);
+        case "callQueued": {
+          // A realm whose guest does not wait for the answer (isolated-vm): a refusal is a failed reply.
+          const answer = this.onCall(a, b, c);
+          if (answer !== true && typeof a === "number" && !this.finished) {
+            this.replies.push({ id: a, ok: false, text: typeof answer === "string" ? answer : "" });
+            this.pump();
+          }
+          return undefined;
+        }
         default:
           return undefined;
       }
@@ -372,7 +381,9 @@ export class GuestDriver {
     void realm.quiesce().then(() => {
       this.busy = false;
       const latest = this.reported;
-      if (latest !== reported || this.due.length > 0 || this.replies.length > 0) this.pump();
+      // A call queued by a realm that does not wait for the host's answer may have come in meanwhile.
+      const waiting = latest?.kind === "value" && (this.timers.size > 0 || this.calls.size > 0);
+      if (latest !== reported || waiting || this.due.length > 0 || this.replies.length > 0) this.pump();
       else this.end(reported);
     });
   }

@@ -156,8 +156,11 @@ export class IsolateSlot {
       const install = this.kernel.runSync(context, { reference: true });
       handles.push(install);
       const callback = this.factory.createCallback((op, a, b, c) => target(op as string, a, b, c));
+      const queued = this.factory.createCallback((op, a, b, c) => target(op as string, a, b, c), {
+        ignored: true,
+      });
       const config = JSON.stringify(kernelConfig(limits));
-      const enterRef = createEnter.applySync(undefined, [install.derefInto(), callback, config], {
+      const enterRef = createEnter.applySync(undefined, [install.derefInto(), callback, queued, config], {
         result: { reference: true },
       }) as IsolateReference;
       return {

@@ -31,10 +31,18 @@ export type RealmEnter = (name: string, a?: unknown, b?: unknown, c?: unknown) =
  * (from the microtasks isolated-vm runs after the entry), takes the bridge.
  * The host delivers the returned outcome when the call returns, after every
  * bridge call the entry made, so nothing reported before it is overtaken.
+ *
+ * A guest→host call goes through `queued` (an isolated-vm callback the
+ * isolate's thread does not wait for) as `callQueued`, and counts as accepted
+ * here: a call the host refuses comes back as a failed reply. One call is
+ * then one round trip (the reply), not two. isolated-vm runs the tasks this
+ * thread posts to the host's in order, so the call reaches the host before
+ * anything the guest does after it, the run's outcome included.
  */
 export function createRealmEnter(
   install: KernelInstall,
   bridge: KernelBridge,
+  queued: KernelBridge,
   configJson: string,
 ): RealmEnter {
   const apply = Reflect.apply;
@@ -44,6 +52,10 @@ export function createRealmEnter(
     if (op === "done" && inEntry && held === undefined && typeof a === "string" && typeof b === "string") {
       held = `${a}:${b}`;
       return undefined;
+    }
+    if (op === "call") {
+      queued("callQueued", a, b, c);
+      return true;
     }
     return bridge(op, a, b, c);
   }, configJson);

@@ -112,6 +112,10 @@ export type IsolateCallback = object;
 export interface IsolateFactory {
   /** Create an isolate with the given heap limit (MiB). */
   createIsolate(options: CreateIsolateOptions): IsolateHandle;
-  /** Wrap `fn` as a synchronous, copy-only callback (`new ivm.Callback(fn)`). */
-  createCallback(fn: HostCallbackFunction): IsolateCallback;
+  /**
+   * Wrap `fn` as a copy-only callback: synchronous (`new ivm.Callback(fn)`), or with
+   * `ignored` one the guest's thread does not wait for (`{ ignored: true }`: it returns
+   * undefined at once, and `fn` runs later on the host's thread).
+   */
+  createCallback(fn: HostCallbackFunction, options?: { ignored?: true }): IsolateCallback;
 }

@@ -23,7 +23,7 @@ export interface IsolatedVmFactoryOptions {
 
 interface IsolatedVmModule {
   Isolate: new (options: { memoryLimit: number }) => IsolateHandle;
-  Callback: new (fn: HostCallbackFunction) => IsolateCallback;
+  Callback: new (fn: HostCallbackFunction, options?: { ignored?: true }) => IsolateCallback;
 }
 
 /**
@@ -46,8 +46,8 @@ export function createIsolatedVmFactory(options: IsolatedVmFactoryOptions = {}):
     createIsolate({ memoryLimit }) {
       return new (load().Isolate)({ memoryLimit });
     },
-    createCallback(fn) {
-      return new (load().Callback)(fn);
+    createCallback(fn, options) {
+      return options === undefined ? new (load().Callback)(fn) : new (load().Callback)(fn, options);
     },
   };
 }
