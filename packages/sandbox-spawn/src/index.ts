@@ -2,7 +2,12 @@
 
 // Environment (moved to @suaveplan/sandbox-core/env; re-exported here for existing imports)
 export { IDENTITY_ENV_KEYS, SENSITIVE_ENV_FRAGMENTS, sanitiseEnv } from "@suaveplan/sandbox-core/env";
-export type { ProcessSpawner, SpawnEngineOptions } from "./internal/spawn-options.js";
+export type {
+  ChildConfinement,
+  ConfinedCommand,
+  ProcessSpawner,
+  SpawnEngineOptions,
+} from "./internal/spawn-options.js";
 // Child lifecycle
 export {
   type ChildListener,
@@ -12,4 +17,4 @@ export {
   raceChild,
   type SpawnedChild,
 } from "./spawn-engine/race-child.js";
-export { SPAWN_CAPABILITIES, SpawnEngine } from "./spawn-engine/spawn-engine.js";
+export { confinedCapabilities, SPAWN_CAPABILITIES, SpawnEngine } from "./spawn-engine/spawn-engine.js";

@@ -44,6 +44,34 @@ export interface SpawnEngineOptions {
   preStart?: boolean;
   /** Limit for a child to boot and start the guest code, in ms; not counted in `timeout`. Default 10000. */
   startTimeout?: number;
+  /**
+   * Run every child confined by an OS sandbox provider — `LocalSandboxProvider`
+   * of `@suaveplan/dsh-sandbox-local`, constructed with `network: "deny"` —
+   * under a `read-only` policy, on top of the permission model and the
+   * sanitised environment. A child whose confined command would keep the
+   * network, or that the provider cannot confine, is not started
+   * (`SANDBOX_SPAWN_FAILED`). `capabilities.securityBoundary` is true only when
+   * the provider's selected backend reports `full` enforcement.
+   */
+  confinement?: ChildConfinement;
+}
+
+/** What a confined child's command comes back as (`ConfinedArgv` of `@suaveplan/dsh-sandbox`). */
+export interface ConfinedCommand {
+  readonly argv: readonly string[];
+  /** Variables the confinement adds to the child's environment. */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  /** `"deny"` when the confined command has no network. */
+  readonly network?: string | undefined;
+  /** Release what the confinement holds for this command (after the child closed). */
+  dispose?(): void;
+}
+
+/** The part of an OS sandbox provider (`SandboxProvider` of `@suaveplan/dsh-sandbox`) the engine uses. */
+export interface ChildConfinement {
+  /** The probe result of the backend `confine` uses; throws when none is usable. */
+  selectedBackend(): { readonly backend: string; readonly enforcement?: string | undefined };
+  confine(argv: string[], policy: { mode: "read-only"; workspaceRoot: string }): ConfinedCommand;
 }
 
 /** {@link SpawnEngineOptions} checked, with every default applied. */
@@ -58,6 +86,7 @@ export interface ResolvedSpawnOptions {
   startTimeout: number;
   /** The `prlimit` that sets each child's CPU-time limit, or undefined where there is none. */
   cpuLimiter: string | undefined;
+  confinement: ChildConfinement | undefined;
 }
 
 const PRLIMIT_PATHS = ["/usr/bin/prlimit", "/bin/prlimit"] as const;
@@ -73,6 +102,7 @@ const OPTION_KEYS = new Set([
   "spawner",
   "preStart",
   "startTimeout",
+  "confinement",
 ]);
 
 /**
@@ -106,7 +136,30 @@ export function resolveSpawnOptions(options: SpawnEngineOptions): ResolvedSpawnO
     process.platform === "linux" && isAbsolute(execPath) && existsSync(execPath)
       ? PRLIMIT_PATHS.find((path) => existsSync(path))
       : undefined;
-  return { limits, runnerPath, execPath, childEnv, spawner, preStart, startTimeout, cpuLimiter };
+  const { confinement } = options;
+  if (
+    confinement !== undefined &&
+    (typeof confinement !== "object" ||
+      confinement === null ||
+      typeof confinement.confine !== "function" ||
+      typeof confinement.selectedBackend !== "function")
+  ) {
+    invalidConfig(
+      "confinement",
+      "must be an OS sandbox provider (confine and selectedBackend), e.g. a LocalSandboxProvider",
+    );
+  }
+  return {
+    limits,
+    runnerPath,
+    execPath,
+    childEnv,
+    spawner,
+    preStart,
+    startTimeout,
+    cpuLimiter,
+    confinement,
+  };
 }
 
 function resolveRunnerPath(option: string | undefined, realSpawner: boolean): string {

@@ -1,4 +1,5 @@
 import type { SpawnOptions } from "node:child_process";
+import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import {
@@ -27,6 +28,8 @@ import {
 } from "../internal/child-memory.js";
 import { buildChildArgs, cpuLimitSeconds, heapMiB, withCpuLimit } from "../internal/node-args.js";
 import {
+  type ChildConfinement,
+  type ConfinedCommand,
   type ResolvedSpawnOptions,
   resolveSpawnOptions,
   type SpawnEngineOptions,
@@ -108,8 +111,11 @@ const STDIO: SpawnOptions["stdio"] = ["pipe", "ignore", "pipe", "pipe"];
 export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   /** Always `"spawn"`. */
   readonly name = "spawn" as const;
-  /** See {@link SPAWN_CAPABILITIES}. */
-  readonly capabilities: EngineCapabilities = SPAWN_CAPABILITIES;
+  /**
+   * See {@link SPAWN_CAPABILITIES}; with `confinement` whose backend enforces
+   * fully, a security boundary ({@link confinedCapabilities}).
+   */
+  readonly capabilities: EngineCapabilities;
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
 
@@ -128,6 +134,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   constructor(options: SpawnEngineOptions = {}) {
     this.options = resolveSpawnOptions(options);
     this.limits = this.options.limits;
+    this.capabilities = confinedCapabilities(this.options.confinement);
     this.spareMemoryLimit = this.limits.memoryLimit;
     this.scheduleSpare();
   }
@@ -311,11 +318,19 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       cpuLimiter === undefined || cpuSeconds === undefined
         ? { command: execPath, args }
         : withCpuLimit(cpuLimiter, cpuSeconds, execPath, args);
-    const child = spawner(start.command, start.args, {
-      stdio: STDIO,
-      env: childEnv,
-      windowsHide: true,
-    });
+    const confined = this.confine([start.command, ...start.args]);
+    const [command = start.command, ...confinedArgs] = confined?.argv ?? [start.command, ...start.args];
+    let child: SpawnedChild;
+    try {
+      child = spawner(command, confinedArgs, {
+        stdio: STDIO,
+        env: confined?.env === undefined ? childEnv : { ...childEnv, ...confined.env },
+        windowsHide: true,
+      });
+    } catch (error) {
+      confined?.dispose?.();
+      throw error;
+    }
     const entry: LiveChild = {
       child,
       heapMiB: heapMiB(memoryLimit),
@@ -333,10 +348,29 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
         });
       }),
     };
+    // What the confinement holds for this child (a temp area, a proxy lease) goes once it closed.
+    if (confined?.dispose !== undefined) void entry.closed.then(() => confined.dispose?.());
     // A pipe error must never surface as an unhandled 'error' in the host; the child's exit tells the story.
     for (let fd = 0; fd < child.stdio.length; fd++) child.stdio[fd]?.on("error", ignore);
     this.live.add(entry);
     return entry;
+  }
+
+  /**
+   * The child's command confined by `options.confinement` (read-only, in the runner's directory;
+   * the network must be cut), or undefined without one. Throws what stops the child from starting.
+   */
+  private confine(argv: string[]): ConfinedCommand | undefined {
+    const { confinement, runnerPath } = this.options;
+    if (confinement === undefined) return undefined;
+    const confined = confinement.confine(argv, { mode: "read-only", workspaceRoot: dirname(runnerPath) });
+    if (confined.network !== "deny") {
+      confined.dispose?.();
+      throw new Error(
+        `the confinement keeps the network (${String(confined.network)}); construct the provider with network: "deny"`,
+      );
+    }
+    return confined;
   }
 
   private scheduleSpare(): void {
@@ -385,3 +419,25 @@ function maxProtocolBytes(request: ExecutionRequest): number {
 }
 
 function ignore(): void {}
+
+/**
+ * The engine's capabilities with `confinement`: a security boundary when the
+ * provider's selected backend enforces fully (bwrap, Landlock with the network
+ * cut), otherwise what {@link SPAWN_CAPABILITIES} says. A provider with no
+ * usable backend leaves them as they are: no child starts then.
+ */
+export function confinedCapabilities(confinement: ChildConfinement | undefined): EngineCapabilities {
+  if (confinement === undefined) return SPAWN_CAPABILITIES;
+  let backend: { backend: string; enforcement?: string | undefined };
+  try {
+    backend = confinement.selectedBackend();
+  } catch {
+    return SPAWN_CAPABILITIES;
+  }
+  if (backend.enforcement !== "full") return SPAWN_CAPABILITIES;
+  return Object.freeze({
+    ...SPAWN_CAPABILITIES,
+    securityBoundary: true,
+    tier: `child process under the Node permission model, confined by the OS (${backend.backend}, full enforcement: read-only file system, no network) — a security boundary`,
+  });
+}
