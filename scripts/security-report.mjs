@@ -42,7 +42,8 @@ if (!existsSync(dir)) {
   process.exit(2);
 }
 
-const TARGETS = ["vm", "worker", "spawn", "isolate", "plugin"];
+const ENGINES = ["vm", "worker", "spawn", "spawn-confined", "isolate"];
+const TARGETS = [...ENGINES, "plugin"];
 const cells = [];
 for (const target of TARGETS) {
   const file = join(dir, `${target}.json`);
@@ -53,7 +54,7 @@ const found = new Set(cells.map((cell) => cell.target));
 const missing = TARGETS.filter((target) => !found.has(target));
 
 const COLUMNS = [
-  ...["vm", "worker", "spawn", "isolate"].flatMap((engine) =>
+  ...ENGINES.flatMap((engine) =>
     ["facade", "raw", "tools"].map((column) => ({ target: engine, column, label: `${engine} ${column}` })),
   ),
   { target: "plugin", column: "plugin", label: "plugin host" },
@@ -99,16 +100,15 @@ if (markdown) {
 } else {
   const width = Math.max(...techniques.map((t) => t.length), 9);
   const header = (label) => label.padEnd(width);
-  out.push(`${header("")}  ${["vm", "worker", "spawn", "isolate"].map((e) => e.padEnd(8)).join("")}plugin`);
-  out.push(
-    `${header("technique")}  ${["vm", "worker", "spawn", "isolate"].map(() => "f r t   ").join("")}host`,
-  );
+  const name = (engine) => (engine === "spawn-confined" ? "confined" : engine);
+  out.push(`${header("")}  ${ENGINES.map((e) => name(e).padEnd(9)).join("")}plugin`);
+  out.push(`${header("technique")}  ${ENGINES.map(() => "f r t    ").join("")}host`);
   for (const technique of techniques) {
-    const groups = ["vm", "worker", "spawn", "isolate"].map((engine) =>
+    const groups = ENGINES.map((engine) =>
       ["facade", "raw", "tools"].map((column) => symbol(at(technique, { target: engine, column }))).join(" "),
     );
     out.push(
-      `${header(technique)}  ${groups.map((g) => g.padEnd(8)).join("")}${symbol(at(technique, { target: "plugin", column: "plugin" }))}`,
+      `${header(technique)}  ${groups.map((g) => g.padEnd(9)).join("")}${symbol(at(technique, { target: "plugin", column: "plugin" }))}`,
     );
   }
   out.push(

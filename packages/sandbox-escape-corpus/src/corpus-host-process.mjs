@@ -17,11 +17,24 @@ async function rawEngine(engine) {
       return new (await import("@suaveplan/sandbox-worker")).WorkerEngine(limits);
     case "spawn":
       return new (await import("@suaveplan/sandbox-spawn")).SpawnEngine(limits);
+    case "spawn-confined":
+      return new (await import("@suaveplan/sandbox-spawn")).SpawnEngine({
+        ...limits,
+        confinement: await confinement(),
+      });
     case "isolate":
       return new (await import("@suaveplan/sandbox-isolate")).IsolateEngine(limits);
     default:
       throw new Error(`unknown engine ${engine}`);
   }
+}
+
+let provider;
+/** The OS confinement of the spawn-confined tier (as `corpusConfinement()` in corpus-runner.ts). */
+async function confinement() {
+  const { LocalSandboxProvider } = await import("@suaveplan/dsh-sandbox-local");
+  provider ??= new LocalSandboxProvider({ network: "deny" });
+  return provider;
 }
 
 async function runPlugin() {
@@ -53,7 +66,12 @@ async function runEngine(column) {
   // the tools as hostCalls.
   const engine =
     column === "facade"
-      ? (await import("@suaveplan/sandbox")).createSandbox({ engine: target, ...limits, tools })
+      ? (await import("@suaveplan/sandbox")).createSandbox({
+          engine: target === "spawn-confined" ? "spawn" : target,
+          ...(target === "spawn-confined" ? { engineOptions: { confinement: await confinement() } } : {}),
+          ...limits,
+          tools,
+        })
       : await rawEngine(target);
   const { createToolRunner, normaliseTools } = await import("@suaveplan/sandbox-tools");
   const hostCalls = column === "tools" ? createToolRunner({ tools: normaliseTools(tools) }) : undefined;
@@ -73,3 +91,4 @@ for (const column of columns.split(",")) {
   const done = column === "plugin" ? await runPlugin() : await runEngine(column);
   process.stdout.write(`${JSON.stringify({ column, ...done })}\n`);
 }
+provider?.dispose();

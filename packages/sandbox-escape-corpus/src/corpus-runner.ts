@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createVmSandbox } from "@suaveplan/api-sandbox-vm";
+import { LocalSandboxProvider } from "@suaveplan/dsh-sandbox-local";
 import { createSandbox, type Sandbox } from "@suaveplan/sandbox";
 import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
 import type { SandboxEngine, SandboxResult } from "@suaveplan/sandbox-core/types";
@@ -104,7 +105,9 @@ function judgeCell(
   if (findings.reachedProcess)
     return { verdict: "reached-process", detail: "the snippet held a Node process" };
   if (outcome.startsWith("blocked by ")) return { verdict: "blocked" };
-  const declared = technique.declared?.[target];
+  // The confined spawn tier runs the same child: what is declared or expected of spawn holds for it.
+  const key: CorpusTarget = target === "spawn-confined" ? "spawn" : target;
+  const declared = technique.declared?.[key];
   if (declared !== undefined) {
     return matches(declared.outcome, outcome)
       ? { verdict: "declared", detail: declared.note }
@@ -113,7 +116,7 @@ function judgeCell(
           detail: `declared ${JSON.stringify(declared.outcome)}, got ${outcome}`,
         };
   }
-  const expected = technique.expect?.[target];
+  const expected = technique.expect?.[key];
   if (expected !== undefined) {
     return matches(expected, outcome)
       ? { verdict: technique.kind === "escape" ? "contained" : "expected-failure" }
@@ -143,8 +146,8 @@ function outcomeOf(result: SandboxResult): string {
   return result.success ? "ok" : (result.errorCode ?? "failed");
 }
 
-/** One raw engine per corpus engine. */
-function rawEngine(engine: CorpusEngine): SandboxEngine {
+/** One raw engine per corpus engine (`spawn-confined`: spawn with `confinement`). */
+function rawEngine(engine: CorpusEngine, confinement: LocalSandboxProvider | undefined): SandboxEngine {
   switch (engine) {
     case "vm":
       return new VmEngine(CORPUS_LIMITS);
@@ -152,9 +155,16 @@ function rawEngine(engine: CorpusEngine): SandboxEngine {
       return new WorkerEngine(CORPUS_LIMITS);
     case "spawn":
       return new SpawnEngine(CORPUS_LIMITS);
+    case "spawn-confined":
+      return new SpawnEngine({ ...CORPUS_LIMITS, confinement });
     case "isolate":
       return new IsolateEngine(CORPUS_LIMITS);
   }
+}
+
+/** The OS confinement of the `spawn-confined` tier: bwrap or Landlock, read-only, network cut. */
+export function corpusConfinement(): LocalSandboxProvider {
+  return new LocalSandboxProvider({ network: "deny" });
 }
 
 const HOST_PROCESS = new URL("./corpus-host-process.mjs", import.meta.url);
@@ -280,8 +290,15 @@ export interface EngineCorpusRun {
  * the next-run check means something.
  */
 export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): EngineCorpusRun {
-  const facade = createSandbox({ engine, ...CORPUS_LIMITS, enableAudit: true, tools: host.tools });
-  const raw = rawEngine(engine);
+  const confinement = engine === "spawn-confined" ? corpusConfinement() : undefined;
+  const facade = createSandbox({
+    engine: engine === "spawn-confined" ? "spawn" : engine,
+    ...(confinement === undefined ? {} : { engineOptions: { confinement } }),
+    ...CORPUS_LIMITS,
+    enableAudit: true,
+    tools: host.tools,
+  });
+  const raw = rawEngine(engine, confinement);
   const tools = normaliseTools(host.tools);
 
   /**
@@ -348,6 +365,7 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
     },
     async destroy() {
       await Promise.all([facade.destroy(), raw.destroy()]);
+      confinement?.dispose();
     },
   };
 }

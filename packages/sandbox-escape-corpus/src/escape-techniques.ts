@@ -5,7 +5,7 @@ import { Worker } from "node:worker_threads";
 const HOST_SAMPLES_WORKERS =
   typeof (Worker.prototype as { getHeapStatistics?: unknown }).getHeapStatistics === "function";
 
-export type CorpusEngine = "vm" | "worker" | "spawn" | "isolate";
+export type CorpusEngine = "vm" | "worker" | "spawn" | "isolate" | "spawn-confined";
 
 /** Where a technique can end up: one engine, or the plugin host. */
 export type CorpusTarget = CorpusEngine | "plugin";

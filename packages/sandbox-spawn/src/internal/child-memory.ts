@@ -23,6 +23,36 @@ export function readResidentBytes(pid: number): number | undefined {
   return found === null ? undefined : Number(found[1]) * 1024;
 }
 
+/** Processes counted at most in {@link readTreeResidentBytes}. */
+const MAX_TREE_PROCESSES = 64;
+
+/**
+ * The resident memory of `pid` and every process below it (through
+ * `/proc/<pid>/task/<pid>/children`), in bytes; `undefined` when `pid` itself
+ * cannot be read. A confined child is a tree — bwrap, the launcher and node
+ * inside — whose memory is node's, not the process the host spawned.
+ */
+export function readTreeResidentBytes(pid: number): number | undefined {
+  const own = readResidentBytes(pid);
+  if (own === undefined) return undefined;
+  let total = own;
+  const queue = childrenOf(pid);
+  for (let seen = 1; queue.length > 0 && seen < MAX_TREE_PROCESSES; seen++) {
+    const next = queue.shift() as number;
+    total += readResidentBytes(next) ?? 0;
+    queue.push(...childrenOf(next));
+  }
+  return total;
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "latin1").split(" ").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * True when this host can read a child's resident memory (Linux with
  * `/proc`, detected by reading this process's own entry — not assumed from

@@ -53,7 +53,7 @@ export interface SpawnEngineOptions {
    * (`SANDBOX_SPAWN_FAILED`). `capabilities.securityBoundary` is true only when
    * the provider's selected backend reports `full` enforcement.
    */
-  confinement?: ChildConfinement;
+  confinement?: ChildConfinement | undefined;
 }
 
 /** What a confined child's command comes back as (`ConfinedArgv` of `@suaveplan/dsh-sandbox`). */

@@ -25,6 +25,7 @@ import {
   CHILD_MEMORY_SAMPLE_MS,
   HOST_READS_CHILD_MEMORY,
   readResidentBytes,
+  readTreeResidentBytes,
 } from "../internal/child-memory.js";
 import { buildChildArgs, cpuLimitSeconds, heapMiB, withCpuLimit } from "../internal/node-args.js";
 import {
@@ -211,7 +212,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
         ? {
             limitBytes: memoryLimit + CHILD_MEMORY_ALLOWANCE_BYTES,
             intervalMs: CHILD_MEMORY_SAMPLE_MS,
-            read: readResidentBytes,
+            // A confined child is a process tree (bwrap, the launcher, node): count all of it.
+            read: this.options.confinement === undefined ? readResidentBytes : readTreeResidentBytes,
           }
         : undefined,
       onLog: (log) => {
