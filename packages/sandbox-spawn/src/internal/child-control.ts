@@ -1,13 +1,28 @@
 import type { Readable, Writable } from "node:stream";
 import type { SpawnedChild } from "../spawn-engine/race-child.js";
+import { descendantsOf } from "./child-memory.js";
 
-/** SIGKILL `child` unless it already exited; a kill that throws (some platforms, for an exited process) is ignored. */
+/**
+ * SIGKILL `child` and, on Linux, every process below it, unless it already
+ * exited; a kill that throws (some platforms, for an exited process) is
+ * ignored. A confined child is a tree — bwrap, the launcher, node — and
+ * bwrap's own init inside the PID namespace does not always follow its
+ * parent (it kept the stdio pipes open, so the child never closed).
+ */
 export function killNow(child: SpawnedChild): void {
   if (child.exitCode !== null || child.signalCode !== null) return;
+  const below = child.pid === undefined ? [] : descendantsOf(child.pid);
   try {
     child.kill("SIGKILL");
   } catch {
     // Already gone.
+  }
+  for (const pid of below) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
   }
 }
 

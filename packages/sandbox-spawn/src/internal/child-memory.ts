@@ -36,13 +36,24 @@ export function readTreeResidentBytes(pid: number): number | undefined {
   const own = readResidentBytes(pid);
   if (own === undefined) return undefined;
   let total = own;
+  for (const below of descendantsOf(pid)) total += readResidentBytes(below) ?? 0;
+  return total;
+}
+
+/**
+ * The processes below `pid` (Linux `/proc/<pid>/task/<pid>/children`, at most
+ * {@link MAX_TREE_PROCESSES}), parents before children; empty where `/proc`
+ * cannot tell. Read before killing `pid`: once it is gone they belong to init.
+ */
+export function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
   const queue = childrenOf(pid);
-  for (let seen = 1; queue.length > 0 && seen < MAX_TREE_PROCESSES; seen++) {
+  while (queue.length > 0 && found.length < MAX_TREE_PROCESSES) {
     const next = queue.shift() as number;
-    total += readResidentBytes(next) ?? 0;
+    found.push(next);
     queue.push(...childrenOf(next));
   }
-  return total;
+  return found;
 }
 
 function childrenOf(pid: number): number[] {
