@@ -169,6 +169,7 @@ describe("SpawnEngine host calls", () => {
           toolCalls: 1,
           toolBytes:
             (codec.encode("hi", "input", 1024).length + codec.encode("echoed", "output", 1024).length) * 2,
+          peakBytes: expect.any(Number),
         },
       ],
     });

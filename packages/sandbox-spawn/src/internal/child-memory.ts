@@ -30,14 +30,41 @@ const MAX_TREE_PROCESSES = 64;
  * The resident memory of `pid` and every process below it (through
  * `/proc/<pid>/task/<pid>/children`), in bytes; `undefined` when `pid` itself
  * cannot be read. A confined child is a tree — bwrap, the launcher and node
- * inside — whose memory is node's, not the process the host spawned.
+ * inside — whose memory is node's, not the process the host spawned. Each
+ * process below is added to `seen`, when given, so that it can be killed even
+ * after it left the tree.
  */
-export function readTreeResidentBytes(pid: number): number | undefined {
+export function readTreeResidentBytes(pid: number, seen?: SeenProcesses): number | undefined {
   const own = readResidentBytes(pid);
   if (own === undefined) return undefined;
   let total = own;
-  for (const below of descendantsOf(pid)) total += readResidentBytes(below) ?? 0;
+  for (const below of descendantsOf(pid)) {
+    total += readResidentBytes(below) ?? 0;
+    if (seen !== undefined && !seen.has(below)) {
+      const started = startTimeOf(below);
+      if (started !== undefined) seen.set(below, started);
+    }
+  }
   return total;
+}
+
+/**
+ * Processes once seen below a child: pid → its start time (`/proc/<pid>/stat`
+ * field 22), so that a pid the kernel handed to another process since is
+ * never mistaken for one of ours.
+ */
+export type SeenProcesses = Map<number, string>;
+
+/** A process's start time in clock ticks after boot (`/proc/<pid>/stat` field 22); `undefined` when it is gone. */
+export function startTimeOf(pid: number): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  // Field 2 (the command) is in parentheses and may hold spaces; field 3 comes after the last ") ".
+  return text.slice(text.lastIndexOf(") ") + 2).split(" ")[19];
 }
 
 /**

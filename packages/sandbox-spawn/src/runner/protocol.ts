@@ -11,9 +11,9 @@ import type { DriverEvent } from "@suaveplan/sandbox-guest";
  *   the runner — `start` once the request is accepted, a `log` frame for each
  *   console line as the guest writes it, a `call` frame for each guest→host
  *   call (`tools.<name>(input)`), then one `done` frame carrying the
- *   `GuestOutcome`, the heap growth, the CPU time and the tool-call counts.
- *   The `log`, `call` and `done` frames are the shared driver's `DriverEvent`s
- *   as they are.
+ *   `GuestOutcome`, the heap growth, the CPU time, the tool-call counts and
+ *   the peak memory growth. The `log` and `call` frames are the shared
+ *   driver's `DriverEvent`s as they are; `done` adds `peakBytes`.
  * - fd 1 (stdout) is not read at all, fd 2 (stderr) only for diagnostics and
  *   out-of-memory detection.
  *
@@ -33,5 +33,17 @@ export const PROTOCOL_FD = 3;
  */
 export const SELF_DEADLINE_GRACE_MS = 1000;
 
+/**
+ * The driver's `done` event plus what only the runner's process can tell:
+ * `peakBytes`, how far its resident memory peaked above what it was at the
+ * `start` frame (the kernel's high-water mark, `getrusage` `ru_maxrss`), or 0
+ * when the run set no new peak. It catches an allocation the host's sampling
+ * missed between two samples.
+ */
+export type RunnerDoneFrame = Extract<DriverEvent, { type: "done" }> & { peakBytes?: number };
+
 /** One newline-delimited frame on {@link PROTOCOL_FD}. */
-export type RunnerFrame = { type: "start" } | Extract<DriverEvent, { type: "log" | "call" | "done" }>;
+export type RunnerFrame =
+  | { type: "start" }
+  | Extract<DriverEvent, { type: "log" | "call" }>
+  | RunnerDoneFrame;

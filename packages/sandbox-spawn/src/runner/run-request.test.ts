@@ -213,13 +213,14 @@ describe("runRequest host calls", () => {
       { type: "start" },
       { type: "call", call: { id: 1, name: "echo", text: input } },
     ]);
-    expect({ ...done, memoryUsed: undefined, cpuMs: undefined }).toStrictEqual({
+    expect({ ...done, memoryUsed: undefined, cpuMs: undefined, peakBytes: undefined }).toStrictEqual({
       type: "done",
       outcome: { kind: "value", text: codec.encode(["a", 5], "result", 1024) },
       memoryUsed: undefined,
       cpuMs: undefined,
       toolCalls: 1,
       toolBytes: (input.length + output.length) * 2,
+      peakBytes: undefined,
     });
     expect(done.cpuMs).toBeGreaterThan(0);
   });

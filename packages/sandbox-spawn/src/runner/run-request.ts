@@ -52,6 +52,8 @@ export async function runRequest(
   sink: FrameSink,
   options: RunRequestOptions = {},
 ): Promise<void> {
+  const residentAtStart = process.memoryUsage.rss();
+  const peakAtStart = peakResidentBytes();
   sink.write({ type: "start" });
   const offersTools = request.tools !== undefined;
   const driver = startVmExecution(
@@ -72,6 +74,7 @@ export async function runRequest(
   );
   if (offersTools) options.replies?.((reply) => driver.reply(reply));
   const { outcome, memoryUsed, cpuMs, toolCalls, toolBytes } = await driver.result;
+  const peak = peakResidentBytes();
   sink.write({
     type: "done",
     outcome: outcome.kind === "timeout" ? { kind: "timeout", timeoutMs: request.timeoutMs } : outcome,
@@ -79,7 +82,13 @@ export async function runRequest(
     cpuMs,
     toolCalls,
     toolBytes,
+    peakBytes: peak > peakAtStart ? peak - residentAtStart : 0,
   });
+}
+
+/** This process's peak resident memory so far, in bytes (`ru_maxrss`, which node reports in KiB). */
+function peakResidentBytes(): number {
+  return process.resourceUsage().maxRSS * 1024;
 }
 
 /**

@@ -39,13 +39,14 @@ export function parseRunnerFrame(line: string): RunnerFrame | { malformed: strin
     }
     case "done": {
       const outcome = isFields(frame.outcome) ? outcomeOf(frame.outcome) : undefined;
-      const { memoryUsed, cpuMs, toolCalls, toolBytes } = frame;
+      const { memoryUsed, cpuMs, toolCalls, toolBytes, peakBytes } = frame;
       if (
         outcome === undefined ||
         !optional(memoryUsed, isByteCount) ||
         !optional(cpuMs, isDuration) ||
         !optional(toolCalls, isByteCount) ||
-        !optional(toolBytes, isByteCount)
+        !optional(toolBytes, isByteCount) ||
+        !optional(peakBytes, isByteCount)
       ) {
         return { malformed: "the runner wrote a malformed done frame" };
       }
@@ -57,6 +58,7 @@ export function parseRunnerFrame(line: string): RunnerFrame | { malformed: strin
       if (cpuMs !== undefined) done.cpuMs = cpuMs as number;
       if (toolCalls !== undefined) done.toolCalls = toolCalls as number;
       if (toolBytes !== undefined) done.toolBytes = toolBytes as number;
+      if (peakBytes !== undefined) done.peakBytes = peakBytes as number;
       return done;
     }
     default:

@@ -448,4 +448,22 @@ describe("raceChild memory watch", () => {
     child.send(DONE);
     expect({ outcome: (await pending).kind, reads }).toEqual({ outcome: "ok", reads: 2 });
   });
+
+  it("ends with memory when the done frame's peak passed the limit between two samples", async () => {
+    const peaked = async (peakBytes: number) => {
+      const child = new FakeChild();
+      const pending = raceChild(
+        child,
+        options({ memory: { limitBytes: 50, intervalMs: 60_000, read: () => 100 } }),
+      );
+      child.send({ type: "start" });
+      child.send({ ...DONE, peakBytes });
+      return { outcome: await pending, kills: child.kills };
+    };
+    expect(await peaked(51)).toStrictEqual({
+      outcome: { kind: "memory", grownBytes: 51, stderr: "" },
+      kills: ["SIGKILL"],
+    });
+    expect((await peaked(50)).outcome.kind).toBe("ok");
+  });
 });

@@ -131,7 +131,11 @@ export interface RaceChildOptions {
   memory?: ChildMemoryWatch | undefined;
 }
 
-/** How {@link raceChild} watches a running child's memory (see {@link RaceChildOptions.memory}). */
+/**
+ * How {@link raceChild} watches a running child's memory (see
+ * {@link RaceChildOptions.memory}): sampled every `intervalMs`, and at the
+ * end against the peak the runner reports in its done frame (`peakBytes`).
+ */
 export interface ChildMemoryWatch {
   /** Growth allowed over the child's memory at its `start` frame, in bytes. */
   readonly limitBytes: number;
@@ -244,7 +248,10 @@ export async function raceChild(child: SpawnedChild, options: RaceChildOptions):
       watchMemory();
     } else if (frame.type === "log") options.onLog?.({ level: frame.level, message: frame.message });
     else if (frame.type === "call") handleCall(frame.call);
-    else {
+    else if (options.memory !== undefined && (frame.peakBytes ?? 0) > options.memory.limitBytes) {
+      // The kernel's high-water mark saw what the sampling missed between two samples.
+      exceed(frame.peakBytes as number);
+    } else {
       const ok: ChildOutcome = {
         kind: "ok",
         outcome: frame.outcome,

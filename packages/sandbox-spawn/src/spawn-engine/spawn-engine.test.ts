@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
@@ -190,9 +192,31 @@ describe("SpawnEngine", () => {
           cpuMs: expect.any(Number),
           toolCalls: 0,
           toolBytes: 0,
+          peakBytes: expect.any(Number),
         },
       ],
     });
+  });
+
+  it("the runner's done frame reports how far its memory peaked during the run, also when it was freed by the end", async () => {
+    const runnerPath = engine({ preStart: false }).getRunnerPath();
+    const peakOf = async (code: string): Promise<number> => {
+      const built = buildExecutionRequest(
+        code,
+        undefined,
+        undefined,
+        parseEngineLimits(),
+        new ModuleRegistry(),
+      );
+      if (!built.ok) throw new Error(built.result.error);
+      const { frames } = await runnerFrames(runnerPath, `${JSON.stringify(built.request)}\n`);
+      return (frames.at(-1) as { peakBytes: number }).peakBytes;
+    };
+    const MiB = 1024 * 1024;
+    const freed = await peakOf("let b = new Uint8Array(96 * 1024 * 1024).fill(1); b = null; 1");
+    const small = await peakOf("1 + 1");
+    // Pages node already held count at the start: the peak is a little under the 96 MiB allocated.
+    expect({ freed: freed > 80 * MiB, small: small < 16 * MiB }).toEqual({ freed: true, small: true });
   });
 
   it("the runner answers a malformed request with a fault done frame, which the engine reports as SANDBOX_SPAWN_FAILED", async () => {
@@ -410,6 +434,41 @@ describe("SpawnEngine", () => {
     });
     expect(children).toHaveLength(3);
   });
+
+  it.skipIf(process.platform !== "linux")(
+    "destroy() ends even when a process that left the child's tree still holds its pipes",
+    async () => {
+      // The shape of a confined child whose bwrap init escaped the kill: a process reparented to
+      // init keeps the child's stdout and fd 3 open, so the child never 'close's by itself.
+      const pidFile = join(mkdtempSync(join(tmpdir(), "suaveplan-orphan-")), "pid");
+      const { spawner: real, children } = recordingSpawner();
+      const spawner: ProcessSpawner = (command, args, options) =>
+        real(
+          "/bin/sh",
+          ["-c", `(/bin/sleep 600 & echo $! > "${pidFile}"); exec "$@"`, "sh", command, ...args],
+          options,
+        );
+      const spawnEngine = new SpawnEngine({ spawner, preStart: false });
+      expect((await spawnEngine.execute("'done'")).result).toBe("done");
+      const orphan = Number(readFileSync(pidFile, "utf8"));
+      try {
+        await exited(children[0] as ChildProcess);
+        const destroyed = await Promise.race([
+          spawnEngine.destroy().then(() => "destroyed"),
+          new Promise((resolve) => setTimeout(resolve, 15_000, "still waiting")),
+        ]);
+        const streams = (children[0] as ChildProcess).stdio.map((stream) => stream?.destroyed ?? null);
+        expect({ destroyed, streams }).toEqual({
+          destroyed: "destroyed",
+          streams: [true, null, true, true],
+        });
+      } finally {
+        process.kill(orphan, "SIGKILL");
+        rmSync(dirname(pidFile), { recursive: true, force: true });
+      }
+    },
+    20_000,
+  );
 
   it("supports await using", async () => {
     const { spawner, children } = recordingSpawner();

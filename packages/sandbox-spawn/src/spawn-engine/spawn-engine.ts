@@ -19,7 +19,7 @@ import {
   ModuleRegistry,
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
-import { holdOpen, killNow } from "../internal/child-control.js";
+import { closeWithin, holdOpen, killNow, treeOf } from "../internal/child-control.js";
 import {
   CHILD_MEMORY_ALLOWANCE_BYTES,
   CHILD_MEMORY_SAMPLE_MS,
@@ -67,7 +67,7 @@ export const SPAWN_CAPABILITIES: EngineCapabilities = Object.freeze({
       ? { sampleIntervalMs: CHILD_MEMORY_SAMPLE_MS, allowanceBytes: CHILD_MEMORY_ALLOWANCE_BYTES }
       : {}),
     exactness: HOST_READS_CHILD_MEMORY
-      ? `The child's V8 heap (strings included) is capped by --max-old-space-size; its resident memory is sampled from the host every ${CHILD_MEMORY_SAMPLE_MS} ms, also while guest code runs synchronously, and may grow by memoryLimit plus ${ALLOWANCE_MIB} MiB for node itself: a run can overshoot that by what it allocates in ${CHILD_MEMORY_SAMPLE_MS} ms.`
+      ? `The child's V8 heap (strings included) is capped by --max-old-space-size; its resident memory is sampled from the host every ${CHILD_MEMORY_SAMPLE_MS} ms, also while guest code runs synchronously, and may grow by memoryLimit plus ${ALLOWANCE_MIB} MiB for node itself: a run can overshoot that by what it allocates in ${CHILD_MEMORY_SAMPLE_MS} ms (or, when the host's own event loop is late, until the next sample). A run that ends with a value is also held to the kernel's peak resident memory of its node process (getrusage), so a peak between two samples still ends it with MEMORY_EXCEEDED.`
       : "The child's V8 heap (strings included) is capped by --max-old-space-size; array buffers and Wasm memory are not counted (this host offers no way to read a child's memory).",
   }),
 } satisfies EngineCapabilities);
@@ -212,8 +212,12 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
         ? {
             limitBytes: memoryLimit + CHILD_MEMORY_ALLOWANCE_BYTES,
             intervalMs: CHILD_MEMORY_SAMPLE_MS,
-            // A confined child is a process tree (bwrap, the launcher, node): count all of it.
-            read: this.options.confinement === undefined ? readResidentBytes : readTreeResidentBytes,
+            // A confined child is a process tree (bwrap, the launcher, node): count all of it, and
+            // remember who was in it, so that a kill finds them even after they left it.
+            read:
+              this.options.confinement === undefined
+                ? readResidentBytes
+                : (pid) => readTreeResidentBytes(pid, treeOf(entry.child)),
           }
         : undefined,
       onLog: (log) => {
@@ -274,7 +278,12 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     this.modules.clear();
   }
 
-  /** Kill the pre-started and any running child (running executions resolve `SANDBOX_ENGINE_DISPOSED`) and wait until they are gone. Idempotent. */
+  /**
+   * Kill the pre-started and any running child (running executions resolve
+   * `SANDBOX_ENGINE_DISPOSED`) and wait until they are gone — at most a few
+   * seconds each: a child whose pipes a process outside its tree still holds
+   * has the host's ends closed instead. Idempotent.
+   */
   destroy(): Promise<void> {
     this.destroyPromise ??= this.destroyNow();
     return this.destroyPromise;
@@ -298,7 +307,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       holdOpen(entry.child, true);
       killNow(entry.child);
     }
-    await Promise.all(children.map((entry) => entry.closed));
+    // Bounded: a process that left the child's tree may hold its pipes open (closeWithin).
+    await Promise.all(children.map((entry) => closeWithin(entry.child, entry.closed)));
   }
 
   private takeSpare(memoryLimit: number): LiveChild | undefined {
