@@ -103,6 +103,37 @@ describe("IsolateEngine in a plain Node process", () => {
   });
 });
 
+describe("IsolateEngine and process.exit()", () => {
+  it("a host that calls process.exit(0) right after destroy() exits 0 (isolates still tearing down), every time", async () => {
+    // Busy isolates, some disposed by their limits, then destroy() and an immediate exit: without
+    // the teardown guard about one such exit in three ended in SIGSEGV (isolated-vm's teardown
+    // thread beside the process's static destructors).
+    const script = `
+      const { IsolateEngine } = await import(${JSON.stringify(DIST.href)});
+      const engine = new IsolateEngine({ timeout: 2000, memoryLimit: 64 * 1024 * 1024 });
+      const codes = ["1 + 1", "const a = []; for (;;) a.push(new Array(1e5).fill(1))", "while (true) {}", "await new Promise((r) => setTimeout(r, 5)); 2"];
+      await Promise.all(Array.from({ length: 24 }, (_, i) => engine.execute(codes[i % 4], {}, { timeout: 300 })));
+      await engine.destroy();
+      process.exit(0);
+    `;
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.NODE_PATH;
+    delete env.NODE_OPTIONS;
+    const exits: (number | string)[] = [];
+    for (let host = 0; host < 8; host++) {
+      const child = spawn(process.execPath, ["--no-node-snapshot", "--input-type=module", "-e", script], {
+        env,
+        stdio: "ignore",
+      });
+      const [code, signal] = (await new Promise((resolve) =>
+        child.on("exit", (...ended) => resolve(ended)),
+      )) as [number | null, NodeJS.Signals | null];
+      exits.push(signal ?? (code as number));
+    }
+    expect(exits).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+  }, 120_000);
+});
+
 /** A plain `node` (no --no-node-snapshot, no NODE_OPTIONS) running `body` as an ES module after importing the built package. */
 function plainNodeArgs(body: string, dist: URL = DIST): { args: string[]; env: NodeJS.ProcessEnv } {
   if (!existsSync(DIST)) throw new Error("dist/index.js is missing: run `pnpm build` first");

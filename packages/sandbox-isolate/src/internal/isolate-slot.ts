@@ -8,6 +8,7 @@ import type {
   IsolateScript,
 } from "../isolate-factory/isolate-factory.js";
 import { realmSource } from "./realm-entry.js";
+import { noteIsolateDisposed } from "./teardown-guard.js";
 
 /**
  * The kernel's script-scope binding: a per-process random name, so guest
@@ -94,6 +95,7 @@ export class IsolateSlot {
       return new IsolateSlot(isolate, realm, kernel, memoryLimitMiB, factory);
     } catch (error) {
       isolate.dispose();
+      noteIsolateDisposed();
       throw error;
     }
   }
@@ -189,6 +191,8 @@ export class IsolateSlot {
     this.spare = undefined;
     if (spare !== undefined)
       void spare.kernel.then((kernel) => kernel !== undefined && releaseKernel(kernel));
+    // Disposed by us or, before, by isolated-vm's memory limit: its teardown may be running either way.
+    noteIsolateDisposed();
     if (this.isolate.isDisposed) return;
     try {
       this.isolate.dispose();
