@@ -43,6 +43,7 @@ const tcp = await new Promise((resolve) => {
   readDenied: attempt(() => fs.readFileSync(${JSON.stringify(paths.secret)}, "utf8")),
   spawnedWrite: attempt(() => cp.execFileSync("/bin/sh", ["-c", "echo x > ${paths.spawnedCanary}"], { stdio: "ignore" })),
   tcp,
+  where: { cwd: process.cwd(), pwd: process.env.PWD ?? null },
 })`;
 }
 
@@ -134,6 +135,7 @@ exec ${JSON.stringify(process.execPath)} "$@"
       readDenied: "allowed",
       spawnedWrite: "allowed",
       tcp: "allowed",
+      where: { cwd: "/", pwd: "/" }, // the fixture's sh exports PWD too
     });
     rmSync(paths.canary);
     rmSync(paths.spawnedCanary);
@@ -144,7 +146,14 @@ exec ${JSON.stringify(process.execPath)} "$@"
       canary: existsSync(paths.canary),
       spawnedCanary: existsSync(paths.spawnedCanary),
     }).toEqual({
-      result: { write: "EROFS", readDenied: "EACCES", spawnedWrite: "exit 2", tcp: "EACCES" },
+      // Not the host's working directory, neither as the cwd nor as the PWD bwrap sets.
+      result: {
+        write: "EROFS",
+        readDenied: "EACCES",
+        spawnedWrite: "exit 2",
+        tcp: "EACCES",
+        where: { cwd: "/", pwd: "/" },
+      },
       canary: false,
       spawnedCanary: false,
     });

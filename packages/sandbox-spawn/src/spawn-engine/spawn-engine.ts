@@ -337,6 +337,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       child = spawner(command, confinedArgs, {
         stdio: STDIO,
         env: confined?.env === undefined ? childEnv : { ...childEnv, ...confined.env },
+        // Not the host's working directory: bwrap hands its cwd to the child as PWD.
+        ...(process.platform === "win32" ? {} : { cwd: "/" }),
         windowsHide: true,
       });
     } catch (error) {
