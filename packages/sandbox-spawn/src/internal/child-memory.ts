@@ -13,14 +13,18 @@ export const CHILD_MEMORY_ALLOWANCE_BYTES = 32 * 1024 * 1024;
 
 /** A process's resident set size (`VmRSS` in `/proc/<pid>/status`), in bytes; `undefined` when it cannot be read. */
 export function readResidentBytes(pid: number): number | undefined {
-  let text: string;
+  const text = readProc(`/proc/${pid}/status`);
+  const found = text === undefined ? null : /^VmRSS:\s+(\d+) kB$/m.exec(text);
+  return found === null ? undefined : Number(found[1]) * 1024;
+}
+
+/** A `/proc` file's text; `undefined` when it cannot be read (the process is gone, no `/proc`). */
+function readProc(path: string): string | undefined {
   try {
-    text = readFileSync(`/proc/${pid}/status`, "latin1");
+    return readFileSync(path, "latin1");
   } catch {
     return undefined;
   }
-  const found = /^VmRSS:\s+(\d+) kB$/m.exec(text);
-  return found === null ? undefined : Number(found[1]) * 1024;
 }
 
 /** Processes counted at most in {@link readTreeResidentBytes}. */
@@ -57,14 +61,9 @@ export type SeenProcesses = Map<number, string>;
 
 /** A process's start time in clock ticks after boot (`/proc/<pid>/stat` field 22); `undefined` when it is gone. */
 export function startTimeOf(pid: number): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, "latin1");
-  } catch {
-    return undefined;
-  }
+  const text = readProc(`/proc/${pid}/stat`);
   // Field 2 (the command) is in parentheses and may hold spaces; field 3 comes after the last ") ".
-  return text.slice(text.lastIndexOf(") ") + 2).split(" ")[19];
+  return text?.slice(text.lastIndexOf(") ") + 2).split(" ")[19];
 }
 
 /**
@@ -84,11 +83,7 @@ export function descendantsOf(pid: number): number[] {
 }
 
 function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, "latin1").split(" ").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
+  return (readProc(`/proc/${pid}/task/${pid}/children`) ?? "").split(" ").filter(Boolean).map(Number);
 }
 
 /**
