@@ -316,7 +316,7 @@ describe('IsolateEngine with process: "helper"', () => {
   });
 
   it.skipIf(process.platform !== "linux")(
-    "gives the helper an explicit environment: none of the application's variables but time zone and locale",
+    "gives the helper an explicit environment: none of the application's variables but time zone, locale and glibc's arena count",
     async () => {
       const key = "SUAVEPLAN_TEST_SECRET";
       process.env[key] = "hunter2";
@@ -331,7 +331,10 @@ describe('IsolateEngine with process: "helper"', () => {
         // NODE_CHANNEL_* is Node's own IPC set-up.
         expect(
           names.filter(
-            (name) => !/^(TZ|LANG|LC_ALL|NODE_CHANNEL_FD|NODE_CHANNEL_SERIALIZATION_MODE)$/.test(name),
+            (name) =>
+              !/^(TZ|LANG|LC_ALL|MALLOC_ARENA_MAX|NODE_CHANNEL_FD|NODE_CHANNEL_SERIALIZATION_MODE)$/.test(
+                name,
+              ),
           ),
         ).toEqual([]);
         expect(names).not.toContain(key);
@@ -341,9 +344,11 @@ describe('IsolateEngine with process: "helper"', () => {
       expect(
         helperEnv({ TZ: "Europe/Oslo", LANG: "C.UTF-8", PATH: "/bin", AWS_SECRET_ACCESS_KEY: "x" }),
       ).toEqual({
+        MALLOC_ARENA_MAX: "2",
         TZ: "Europe/Oslo",
         LANG: "C.UTF-8",
       });
+      expect(helperEnv({ MALLOC_ARENA_MAX: "4" })).toEqual({ MALLOC_ARENA_MAX: "4" });
     },
   );
 
