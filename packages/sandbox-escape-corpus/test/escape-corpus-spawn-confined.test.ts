@@ -14,7 +14,8 @@ const usable = (() => {
   }
 })();
 
-// A Node 24 CI run once saw the facade column's off-heap bomb end `ok` here (256 MiB of array
-// buffers allocated between two of the host's memory samples); a run that ends with a value is
-// now also held to the runner's peak resident memory (the done frame's `peakBytes`).
+// A Node 24 CI run once saw the facade column's off-heap bomb end `ok` here: 256 MiB of array
+// buffers, most likely allocated between two of the host's memory samples (not reproduced since,
+// even under load). A run the runner finishes is now also held to the runner's kernel memory
+// peak (the done frame's `peakBytes`), which no sampling gap can miss.
 describeEngineCorpus("spawn-confined", { skip: !usable });

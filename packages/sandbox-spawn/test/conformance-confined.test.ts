@@ -7,8 +7,9 @@ import { SpawnEngine } from "../src/index.js";
 // bwrap or Landlock (read-only, network cut). Real children running the built runner.
 //
 // A Node 22 CI run once saw `destroy()` wait forever here after the yielding Wasm memory bomb: a
-// confined child whose pipes stayed open. `destroy()` is now bounded (`closeWithin`) and kills the
-// processes the memory sampler saw in the child's tree even after they left it.
+// confined child whose pipes stayed open (not reproduced since). `destroy()` is now bounded
+// (`closeWithin`) and kills the processes the memory sampler saw in the child's tree even after
+// they left it.
 const provider = new LocalSandboxProvider({ network: "deny" });
 const usable = (() => {
   try {

@@ -67,7 +67,7 @@ export const SPAWN_CAPABILITIES: EngineCapabilities = Object.freeze({
       ? { sampleIntervalMs: CHILD_MEMORY_SAMPLE_MS, allowanceBytes: CHILD_MEMORY_ALLOWANCE_BYTES }
       : {}),
     exactness: HOST_READS_CHILD_MEMORY
-      ? `The child's V8 heap (strings included) is capped by --max-old-space-size; its resident memory is sampled from the host every ${CHILD_MEMORY_SAMPLE_MS} ms, also while guest code runs synchronously, and may grow by memoryLimit plus ${ALLOWANCE_MIB} MiB for node itself: a run can overshoot that by what it allocates in ${CHILD_MEMORY_SAMPLE_MS} ms (or, when the host's own event loop is late, until the next sample). A run that ends with a value is also held to the kernel's peak resident memory of its node process (getrusage), so a peak between two samples still ends it with MEMORY_EXCEEDED.`
+      ? `The child's V8 heap (strings included) is capped by --max-old-space-size; its resident memory is sampled from the host every ${CHILD_MEMORY_SAMPLE_MS} ms, also while guest code runs synchronously, and may grow by memoryLimit plus ${ALLOWANCE_MIB} MiB for node itself: a run can overshoot that by what it allocates in ${CHILD_MEMORY_SAMPLE_MS} ms (or, when the host's own event loop is late, until the next sample). A run the runner finishes (with a value, a throw or its own deadline) is also held to the kernel's peak resident memory of its node process (getrusage), so a peak between two samples still ends it with MEMORY_EXCEEDED.`
       : "The child's V8 heap (strings included) is capped by --max-old-space-size; array buffers and Wasm memory are not counted (this host offers no way to read a child's memory).",
   }),
 } satisfies EngineCapabilities);
