@@ -17,13 +17,13 @@ export function isolateMemoryBytes(): number {
 }
 
 /**
- * The heap in use plus V8's external memory (array buffers, typed arrays, Wasm
- * memory; not shared array buffers): what {@link isolateMemoryBytes} counts
- * without node's memory usage, which reads the process's resident size from
- * the OS (several microseconds; this is a fraction of one). For the per-run
- * `memoryUsed` figure, read twice per execution.
+ * The heap in use and V8's external memory (array buffers, typed arrays, Wasm
+ * memory; not shared array buffers), apart: what {@link isolateMemoryBytes}
+ * counts without node's memory usage, which reads the process's resident size
+ * from the OS (several microseconds; this is a fraction of one). For the
+ * per-run `memoryUsed` figure, read twice per execution.
  */
-export function heapAndExternalBytes(): number {
+export function heapAndExternal(): { heap: number; external: number } {
   const heap = getHeapStatistics() as ReturnType<typeof getHeapStatistics> & { external_memory?: number };
-  return heap.used_heap_size + (heap.external_memory ?? 0);
+  return { heap: heap.used_heap_size, external: heap.external_memory ?? 0 };
 }

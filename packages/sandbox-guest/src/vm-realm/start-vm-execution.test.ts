@@ -1,4 +1,5 @@
-import { runInContext } from "node:vm";
+import { setFlagsFromString } from "node:v8";
+import { runInContext, runInNewContext } from "node:vm";
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
 import { describe, expect, it } from "vitest";
 import { createHostCodec } from "../codec/install-codec.js";
@@ -92,6 +93,39 @@ describe("the shared driver on a node:vm realm", () => {
       ["echo", { n: 1, when: new Date(3) }],
       ["fail", 2],
     ]);
+  });
+
+  it("memoryUsed counts the buffers a run holds even when a collection during the run frees older garbage", async () => {
+    setFlagsFromString("--expose-gc");
+    const collect = runInNewContext("gc") as () => void;
+    const MiB = 1024 * 1024;
+    collect(); // what earlier tests left, array buffers included
+    // Heap garbage from before the run, freed while it runs: it must not be subtracted from the buffers.
+    let older: unknown[] | undefined = Array.from({ length: 300_000 }, (_, i) => ({ i, s: `item ${i}` }));
+    const driver = startVmExecution(
+      request(
+        "const keep = new Uint8Array(8 * 1024 * 1024).fill(1); await tools.collect(null); keep.length",
+        {
+          tools: ["collect"],
+        },
+      ),
+      {
+        onCall(call) {
+          setTimeout(() => {
+            older = undefined;
+            collect();
+            driver.reply({ id: call.id, ok: true, text: call.text });
+          }, 0);
+          return undefined;
+        },
+      },
+    );
+    const ended = await driver.result;
+    expect({
+      older,
+      result: toSandboxResult(ended.outcome, ended).result,
+      atLeastTheBuffer: (ended.memoryUsed ?? 0) >= 8 * MiB,
+    }).toEqual({ older: undefined, result: 8 * MiB, atLeastTheBuffer: true });
   });
 
   it("refuses a call when the host offers none, and the guest can catch it", async () => {
