@@ -2,12 +2,14 @@
  * The worker side of `WorkerEngine`: a transport and nothing more. Built as a
  * self-contained script (`dist/worker-entry.cjs`, the shared guest runtime
  * bundled in) whose text is passed to `new Worker(source, { eval: true })`.
- * It warms the kernel up, posts `ready`, takes exactly one `run` request,
- * runs it with the shared driver on a `node:vm` realm (`startVmExecution`),
+ * It warms the kernel up, posts `ready`, takes one `run` request, runs it
+ * with the shared driver on a fresh `node:vm` realm (`startVmExecution`),
  * streams each console line as a `log` event, forwards each guest→host call
  * as a `call` event (the host's `reply` goes back to the driver) and ends
- * with one `done` event carrying the outcome and the usage.
- * The host terminates the worker afterwards; workers are never reused.
+ * with one `done` event carrying the outcome and the usage. By default the
+ * host then terminates the worker. A `run` marked `reuse` (the engine's reuse
+ * tier) is followed by a fresh realm for the next run and another `ready`;
+ * replies are matched to their run by number, so none reaches a later run.
  */
 import { parentPort } from "node:worker_threads";
 import {
@@ -40,19 +42,35 @@ function post(message: WorkerMessage): boolean {
   }
 }
 
-/** The one execution's driver, once the host sent `run` (single-use). */
+/** The running execution's driver, while one runs. */
 let driver: GuestDriver | undefined;
-/** The request's fresh context with the kernel installed, made while the worker waits (single-use). */
+/** The number of the run `driver` serves (replies for any other run are dropped). */
+let current = 0;
+/** True once a run not marked `reuse` started: the host terminates this worker after it. */
+let spent = false;
+/** The next request's fresh context with the kernel installed, made while the worker waits (single-use). */
 let prepared: PreparedVmRealm | undefined;
+
+/** A fresh realm for the next run, then `ready`. */
+function prepareNext(): void {
+  prepared = prepareVmRealm({
+    maxTimers: DEFAULT_MAX_TIMERS,
+    maxTimerCreations: DEFAULT_MAX_TIMERS * TIMER_CREATIONS_PER_PENDING,
+  });
+  post({ type: "ready" });
+}
+
 // `on`, not `once`: the listening port keeps the worker alive until the host terminates it.
 port.on("message", (message: HostMessage) => {
   if (message?.type === "reply") {
-    // Ignored before the run and, by the driver, once it ended or for an unknown id.
-    driver?.reply(message.reply);
+    // Ignored between runs, for another run and, by the driver, once it ended or for an unknown id.
+    if (message.run === current) driver?.reply(message.reply);
     return;
   }
-  if (message?.type !== "run" || driver !== undefined) return;
-  const { request, memoryLimit } = message;
+  if (message?.type !== "run" || driver !== undefined || spent) return;
+  const { request, memoryLimit, reuse } = message;
+  current = message.run;
+  spent = reuse !== true;
   const memoryBefore = isolateMemoryBytes();
   const running = startVmExecution(request, {
     onLog: (entry) => post({ type: "log", level: entry.level, message: entry.message }),
@@ -86,13 +104,10 @@ port.on("message", (message: HostMessage) => {
   void running.result.then(({ outcome, memoryUsed, cpuMs, toolCalls, toolBytes }) => {
     clearInterval(sampler);
     post({ type: "done", outcome, memoryUsed: Math.max(memoryUsed ?? 0, peak), cpuMs, toolCalls, toolBytes });
+    if (spent) return;
+    driver = undefined;
+    prepareNext();
   });
 });
 // Compile and exercise the kernel off the caller's path, then ask for the request.
-void startVmExecution(WARM_UP_REQUEST).result.then(() => {
-  prepared = prepareVmRealm({
-    maxTimers: DEFAULT_MAX_TIMERS,
-    maxTimerCreations: DEFAULT_MAX_TIMERS * TIMER_CREATIONS_PER_PENDING,
-  });
-  post({ type: "ready" });
-});
+void startVmExecution(WARM_UP_REQUEST).result.then(prepareNext);

@@ -47,7 +47,8 @@ export interface RunEnd {
  * posted back; without, calls are ignored (the entry never forwards one
  * then). `onEnd` runs synchronously when the run ends — `reported` is true
  * when the worker sent its own `done` — and the engine terminates the worker
- * there; a reply still in flight is dropped.
+ * there, or keeps it for the next run (`reuse`); a reply still in flight is
+ * dropped, by the driver or, on a reused worker, by its run number.
  */
 export class WorkerRun implements ThreadListener {
   /** Resolves once the run ended; never rejects. */
@@ -57,14 +58,17 @@ export class WorkerRun implements ThreadListener {
   private stopMemoryWatch: () => void = () => {};
   private finished = false;
   private resolveResult!: (end: RunEnd) => void;
+  /** This run's number on its worker, once sent. */
+  private number = 0;
 
   constructor(
     private readonly thread: WorkerThread,
     private readonly request: ExecutionRequest,
     onLog: ((entry: LogEntry) => void) | undefined,
-    private readonly onEnd: (thread: WorkerThread, reported: boolean) => void,
+    private readonly onEnd: (thread: WorkerThread, reported: boolean, outcome: GuestOutcome) => void,
     startupTimeoutMs: number,
     hostCalls?: HostCalls | undefined,
+    private readonly reuse = false,
   ) {
     this.result = new Promise((resolve) => {
       this.resolveResult = resolve;
@@ -123,7 +127,7 @@ export class WorkerRun implements ThreadListener {
 
   private reply(reply: CallReply): void {
     try {
-      this.thread.worker.postMessage({ type: "reply", reply } satisfies HostMessage);
+      this.thread.worker.postMessage({ type: "reply", run: this.number, reply } satisfies HostMessage);
     } catch {
       // The worker is going away; its run ends through its exit or the backstop.
     }
@@ -131,11 +135,15 @@ export class WorkerRun implements ThreadListener {
 
   private send(): void {
     clearTimeout(this.timer);
+    this.thread.ready = false;
+    this.number = ++this.thread.runs;
     try {
       this.thread.worker.postMessage({
         type: "run",
+        run: this.number,
         request: this.request,
         memoryLimit: this.thread.memoryLimit,
+        reuse: this.reuse,
       } satisfies HostMessage);
     } catch (error) {
       this.end(
@@ -158,7 +166,7 @@ export class WorkerRun implements ThreadListener {
     this.finished = true;
     clearTimeout(this.timer);
     this.stopMemoryWatch();
-    this.onEnd(this.thread, report !== undefined);
+    this.onEnd(this.thread, report !== undefined, outcome);
     this.resolveResult({ outcome, logs: this.events.logs, ...(report ?? this.events.seen()) });
   }
 }

@@ -16,8 +16,14 @@ export class WorkerSupply {
   private closed = false;
   private readonly exiting = new Set<Promise<unknown>>();
 
-  /** @param spareMemoryLimit - Heap budget of the spare, in bytes (the engine's `memoryLimit`). */
-  constructor(private readonly spareMemoryLimit: number) {
+  /**
+   * @param spareMemoryLimit - Heap budget of the spare, in bytes (the engine's `memoryLimit`).
+   * @param keepSpare - Keep a booted spare (default true; false when the reuse tier keeps the warm workers).
+   */
+  constructor(
+    private readonly spareMemoryLimit: number,
+    private readonly keepSpare = true,
+  ) {
     this.refillSoon();
   }
 
@@ -66,9 +72,11 @@ export class WorkerSupply {
     while (this.exiting.size > 0) await Promise.allSettled([...this.exiting]);
   }
 
-  private start(memoryLimit: number): WorkerThread {
+  /** Start a worker of this heap budget; `onExit` runs when it exits. */
+  start(memoryLimit: number, onExit?: (thread: WorkerThread) => void): WorkerThread {
     return startWorkerThread(memoryLimit, (thread) => {
       if (this.spare === thread) this.spare = undefined;
+      onExit?.(thread);
     });
   }
 
@@ -78,7 +86,13 @@ export class WorkerSupply {
   }
 
   private refillAfter(delayMs: number): void {
-    if (this.closed || this.spare !== undefined || this.spareMemoryLimit < MIN_WORKER_MEMORY_BYTES) return;
+    if (
+      !this.keepSpare ||
+      this.closed ||
+      this.spare !== undefined ||
+      this.spareMemoryLimit < MIN_WORKER_MEMORY_BYTES
+    )
+      return;
     if (this.refill !== undefined) {
       if (delayMs > 0) return;
       clearTimeout(this.refill);

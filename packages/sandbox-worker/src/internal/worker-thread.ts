@@ -17,13 +17,15 @@ export interface ThreadListener {
   onExit(exitCode: number): void;
 }
 
-/** One single-use worker thread running the built worker entry. */
+/** One worker thread running the built worker entry: single-use, or serving runs in turn (the reuse tier). */
 export interface WorkerThread {
   readonly worker: Worker;
   /** The heap budget the worker was started with, in bytes. */
   readonly memoryLimit: number;
-  /** True once the entry posted `ready`. */
+  /** True while the entry has posted `ready` and no run was sent since. */
   ready: boolean;
+  /** Runs sent to this worker so far. */
+  runs: number;
   exited: boolean;
   listener: ThreadListener | undefined;
 }
@@ -59,7 +61,14 @@ export function startWorkerThread(
   });
   worker.stdout.resume();
   worker.stderr.resume();
-  const thread: WorkerThread = { worker, memoryLimit, ready: false, exited: false, listener: undefined };
+  const thread: WorkerThread = {
+    worker,
+    memoryLimit,
+    ready: false,
+    runs: 0,
+    exited: false,
+    listener: undefined,
+  };
   worker.on("message", (message: WorkerMessage) => {
     if (message?.type === "ready") {
       thread.ready = true;

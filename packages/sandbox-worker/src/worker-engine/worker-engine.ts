@@ -17,6 +17,8 @@ import {
 } from "@suaveplan/sandbox-guest";
 import { HOST_SAMPLES_WORKERS, MEMORY_SAMPLE_MS } from "../internal/memory-sampling.js";
 import { MIN_WORKER_MEMORY_BYTES } from "../internal/resource-limits.js";
+import { parseReuseOption, type ReuseOption } from "../internal/reuse-option.js";
+import { type ReuseSettings, WorkerPool } from "../internal/worker-pool.js";
 import { WorkerRun } from "../internal/worker-run.js";
 import { WorkerSupply } from "../internal/worker-supply.js";
 import type { WorkerThread } from "../internal/worker-thread.js";
@@ -53,6 +55,14 @@ export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
   }),
 } satisfies EngineCapabilities);
 
+/** {@link WORKER_CAPABILITIES} of an engine with the reuse tier on: the same limits, a weaker tier. */
+export function reuseCapabilities(reuse: ReuseSettings): EngineCapabilities {
+  return Object.freeze({
+    ...WORKER_CAPABILITIES,
+    tier: `worker_threads + node:vm, reused workers: each run in a fresh node:vm context, but up to ${reuse.workers} long-lived workers each serve up to ${reuse.runsPerWorker} runs in turn with one V8 heap — NOT a security boundary; code that escapes node:vm could see the later runs on its worker`,
+  } satisfies EngineCapabilities);
+}
+
 /** Options of {@link WorkerEngine}; defaults come from `SANDBOX_DEFAULTS`. */
 export interface WorkerEngineOptions {
   /** Wall-clock limit per execution, in ms (counted from when the booted worker has the code). */
@@ -61,6 +71,20 @@ export interface WorkerEngineOptions {
   memoryLimit?: number | undefined;
   /** Cap on captured console output, in bytes. */
   maxOutputSize?: number | undefined;
+  /**
+   * The reuse tier, for servers (default off: a fresh worker per run). With
+   * `true` or `{ workers, runsPerWorker }`, up to `workers` long-lived workers
+   * (default: the machine's parallelism, at most 4) each serve runs one at a
+   * time, every run in a fresh `node:vm` context inside the worker, and are
+   * replaced after `runsPerWorker` runs (default 1000) or after any run that
+   * did not end by the guest's own value, throw or syntax error (timeout,
+   * memory, cancel, a worker that died). The memory limit, the timeout and
+   * crash isolation stay; fresh globals per run stay; what is shared is the
+   * worker's heap and thread, so code that escapes `node:vm` could observe the
+   * later runs on its worker. A call while all are busy waits for one. Runs
+   * with a per-call `memoryLimit` other than the engine's get a single-use worker.
+   */
+  reuse?: ReuseOption | undefined;
 }
 
 /**
@@ -102,24 +126,37 @@ export const WORKER_STARTUP_TIMEOUT_MS = 10_000;
 export class WorkerEngine implements SandboxEngine, AsyncDisposable {
   /** Always `"worker"`. */
   readonly name = "worker" as const;
-  /** See {@link WORKER_CAPABILITIES}. */
-  readonly capabilities: EngineCapabilities = WORKER_CAPABILITIES;
+  /** See {@link WORKER_CAPABILITIES} (and {@link reuseCapabilities} with `reuse`). */
+  readonly capabilities: EngineCapabilities;
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
   private readonly modules = new ModuleRegistry();
   private readonly supply: WorkerSupply;
+  /** The reuse tier's workers, when `reuse` is on. */
+  private readonly pool: WorkerPool | undefined;
   private readonly running = new Set<WorkerRun>();
   private disposed: Promise<void> | undefined;
 
   /**
    * @param options - `timeout` (ms, default 5000), `memoryLimit` (bytes,
    * default 128 MiB; the worker's heap limit and the largest result),
-   * `maxOutputSize` (bytes, default 1 MiB).
-   * @throws SandboxError `SANDBOX_INVALID_CONFIG` when a limit is not a positive integer.
+   * `maxOutputSize` (bytes, default 1 MiB), `reuse` (default off).
+   * @throws SandboxError `SANDBOX_INVALID_CONFIG` when a limit is not a positive integer or `reuse` is malformed.
    */
   constructor(options: WorkerEngineOptions = {}) {
     this.limits = parseEngineLimits(options);
-    this.supply = new WorkerSupply(this.limits.memoryLimit);
+    const reuse = parseReuseOption(options.reuse);
+    this.supply = new WorkerSupply(this.limits.memoryLimit, reuse === undefined);
+    this.capabilities = reuse === undefined ? WORKER_CAPABILITIES : reuseCapabilities(reuse);
+    if (reuse !== undefined && this.limits.memoryLimit >= MIN_WORKER_MEMORY_BYTES) {
+      this.pool = new WorkerPool(
+        this.limits.memoryLimit,
+        reuse,
+        (memoryLimit, onExit) => this.supply.start(memoryLimit, onExit),
+        (thread, later) => this.supply.retire(thread, later),
+      );
+      this.pool.warm();
+    }
   }
 
   /**
@@ -161,9 +198,42 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
         { duration: performance.now() - startedAt },
       );
     }
-    let thread: WorkerThread;
+    const pool = this.pool;
+    let thread: WorkerThread | undefined;
+    let run: WorkerRun;
     try {
-      thread = this.supply.take(built.memoryLimit);
+      if (pool !== undefined && built.memoryLimit === pool.memoryLimit) {
+        thread = await pool.acquire(signal);
+        // Either may have happened while it waited in line.
+        if (this.disposed !== undefined || aborted(signal)) {
+          if (thread !== undefined) pool.putBack(thread);
+          return this.disposed !== undefined
+            ? failure(
+                SANDBOX_CODES.ENGINE_DISPOSED,
+                "WorkerEngine was destroyed while the execution waited for a worker",
+                { duration: performance.now() - startedAt },
+              )
+            : failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled while it waited for a worker", {
+                duration: performance.now() - startedAt,
+              });
+        }
+      }
+      // Without the reuse tier, for another heap budget, or when the pool could not start one.
+      const reused = thread !== undefined;
+      thread ??= this.supply.take(built.memoryLimit);
+      run = new WorkerRun(
+        thread,
+        built.request,
+        built.onLog,
+        reused && pool !== undefined
+          ? (ended, reported, outcome) => pool.release(ended, reported, outcome)
+          : // A worker that reported is done; terminating it takes the host thread ~1.5 ms while
+            // the worker winds down, so it happens after the result is delivered. Others stop at once.
+            (ended, reported) => this.supply.retire(ended, reported),
+        WORKER_STARTUP_TIMEOUT_MS,
+        built.hostCalls,
+        reused,
+      );
     } catch (error) {
       return failure(
         SANDBOX_CODES.WORKER_FAILED,
@@ -171,16 +241,6 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
         { duration: performance.now() - startedAt },
       );
     }
-    const run = new WorkerRun(
-      thread,
-      built.request,
-      built.onLog,
-      // A worker that reported is done; terminating it takes the host thread ~1.5 ms while the
-      // worker winds down, so it happens after the result is delivered. Others stop at once.
-      (ended, reported) => this.supply.retire(ended, reported),
-      WORKER_STARTUP_TIMEOUT_MS,
-      built.hostCalls,
-    );
     this.running.add(run);
     // Synchronous guest code runs on the worker's own thread: an abort terminates the worker at once.
     const onAbort = () => run.abort({ kind: "cancelled" });
@@ -188,7 +248,7 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
     const ended = await run.result;
     signal?.removeEventListener("abort", onAbort);
     this.running.delete(run);
-    this.supply.refillSoon();
+    if (pool === undefined) this.supply.refillSoon();
     return toSandboxResult(ended.outcome, {
       duration: performance.now() - startedAt,
       logs: ended.logs,
@@ -248,6 +308,12 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
       run.abort({ kind: "disposed", message: "WorkerEngine was destroyed while the code ran" });
     }
     this.modules.clear();
+    this.pool?.close();
     await this.supply.close();
   }
+}
+
+/** Whether `signal` is aborted (a call, so a check after an `await` is not narrowed away). */
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
