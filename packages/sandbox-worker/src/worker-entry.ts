@@ -8,13 +8,15 @@
  * as a `call` event (the host's `reply` goes back to the driver) and ends
  * with one `done` event carrying the outcome and the usage. By default the
  * host then terminates the worker. A `run` marked `reuse` (the engine's reuse
- * tier) is followed by a fresh realm for the next run and another `ready`;
- * replies are matched to their run by number, so none reaches a later run.
+ * tier) is followed by a fresh realm for the next run, prepared in the same
+ * task as its `done`, so the host may send the next `run` at once; replies
+ * are matched to their run by number, so none reaches a later run.
  */
 import { parentPort } from "node:worker_threads";
 import {
   DEFAULT_MAX_TIMERS,
   type GuestDriver,
+  GuestScriptCache,
   isolateMemoryBytes,
   type PreparedVmRealm,
   prepareVmRealm,
@@ -48,16 +50,17 @@ let driver: GuestDriver | undefined;
 let current = 0;
 /** True once a run not marked `reuse` started: the host terminates this worker after it. */
 let spent = false;
+/** Guest code compiled once per text: on a reused worker, repeated code is not compiled again. */
+const scripts = new GuestScriptCache();
 /** The next request's fresh context with the kernel installed, made while the worker waits (single-use). */
 let prepared: PreparedVmRealm | undefined;
 
-/** A fresh realm for the next run, then `ready`. */
+/** A fresh realm for the next run. */
 function prepareNext(): void {
   prepared = prepareVmRealm({
     maxTimers: DEFAULT_MAX_TIMERS,
     maxTimerCreations: DEFAULT_MAX_TIMERS * TIMER_CREATIONS_PER_PENDING,
   });
-  post({ type: "ready" });
 }
 
 // `on`, not `once`: the listening port keeps the worker alive until the host terminates it.
@@ -72,6 +75,7 @@ port.on("message", (message: HostMessage) => {
   current = message.run;
   spent = reuse !== true;
   const memoryBefore = isolateMemoryBytes();
+  const compiled = scripts.compile(request.code);
   const running = startVmExecution(request, {
     onLog: (entry) => post({ type: "log", level: entry.level, message: entry.message }),
     // Only a run with host calls has a `tools` global; without it the driver refuses every call.
@@ -85,6 +89,10 @@ port.on("message", (message: HostMessage) => {
               : JSON.stringify({ name: "Error", message: "the host call could not be sent" });
           },
     prepared,
+    script: compiled.script,
+    // A provably bounded pure expression needs no watchdog thread (a getter from a source module
+    // could run user code, so not with one); the host's backstop stands behind it anyway.
+    watchdog: !compiled.straightLine || request.sourceModules.length > 0,
     // The first evaluation runs under node's watchdog; timer callbacks and call replies do not
     // (a watchdog thread per entry would cost more than the call): a worker stuck in one does not
     // report, and the host terminates it at the deadline plus its backstop grace.
@@ -105,9 +113,14 @@ port.on("message", (message: HostMessage) => {
     clearInterval(sampler);
     post({ type: "done", outcome, memoryUsed: Math.max(memoryUsed ?? 0, peak), cpuMs, toolCalls, toolBytes });
     if (spent) return;
+    // Ready for the next run without saying so: the host may send it right after `done`, and
+    // this port delivers it once this task (the realm's preparation) has finished.
     driver = undefined;
     prepareNext();
   });
 });
 // Compile and exercise the kernel off the caller's path, then ask for the request.
-void startVmExecution(WARM_UP_REQUEST).result.then(prepareNext);
+void startVmExecution(WARM_UP_REQUEST).result.then(() => {
+  prepareNext();
+  post({ type: "ready" });
+});

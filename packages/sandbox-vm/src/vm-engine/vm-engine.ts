@@ -1,5 +1,3 @@
-import type { Script } from "node:vm";
-import { LruCache } from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import {
@@ -14,9 +12,9 @@ import {
 import {
   answerCall,
   buildExecutionRequest,
-  compileGuestScript,
   DEFAULT_MAX_TIMERS,
   type GuestDriver,
+  GuestScriptCache,
   ModuleRegistry,
   type PreparedVmRealm,
   prepareVmRealm,
@@ -24,7 +22,6 @@ import {
   TIMER_CREATIONS_PER_PENDING,
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
-import { isStraightLine } from "../internal/straight-line.js";
 
 /** What the vm engine guarantees — and what it does not. */
 export const VM_CAPABILITIES: EngineCapabilities = Object.freeze({
@@ -50,15 +47,6 @@ export const VM_CAPABILITIES: EngineCapabilities = Object.freeze({
 
 /** Options of {@link VmEngine}; every field is optional. */
 export type VmEngineOptions = Partial<EngineLimits>;
-
-/** Compiled user scripts kept per engine (by exact prepared source). */
-const SCRIPT_CACHE_SIZE = 64;
-
-/** A compiled user script and whether it is a provably bounded pure expression. */
-interface CompiledCode {
-  script: Script | undefined;
-  straightLine: boolean;
-}
 
 /**
  * Runs guest JavaScript in a fresh `node:vm` context per execution, on the
@@ -89,7 +77,8 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
   private readonly modules = new ModuleRegistry();
-  private readonly scripts = new LruCache<string, CompiledCode>(SCRIPT_CACHE_SIZE);
+  /** Compiled user scripts, by exact prepared source. */
+  private readonly scripts = new GuestScriptCache();
   private readonly live = new Set<GuestDriver>();
   private destroyed = false;
   /** The next execution's fresh context, made in idle time so it is off the caller's path; single-use. */
@@ -125,7 +114,7 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     if (signal?.aborted === true) return cancelled();
     let driver: GuestDriver;
     try {
-      const compiled = this.compile(request.code);
+      const compiled = this.scripts.compile(request.code);
       const prepared = this.spare;
       this.spare = undefined;
       driver = startVmExecution(request, {
@@ -222,21 +211,6 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
       }
     });
     this.spareTimer.unref();
-  }
-
-  private compile(source: string): CompiledCode {
-    const cached = this.scripts.get(source);
-    if (cached) return cached;
-    let script: Script | undefined;
-    try {
-      script = compileGuestScript(source);
-    } catch {
-      // The realm compiles it again and reports the SyntaxError with its location.
-      return { script: undefined, straightLine: false };
-    }
-    const compiled = { script, straightLine: isStraightLine(source) };
-    this.scripts.set(source, compiled);
-    return compiled;
   }
 
   private assertUsable(what: string): void {

@@ -4,9 +4,10 @@ import type { CallReply, DriverEvent, ExecutionRequest } from "@suaveplan/sandbo
  * What the worker entry posts to the host: `ready` once it has booted (the
  * host then sends one `run`), then the shared driver's events — `log` lines
  * and `call`s (guest→host calls, answered by a `reply`) while the guest runs,
- * and one `done` with the outcome and usage. A worker of the reuse tier posts
- * `ready` again after its `done`, with a fresh context prepared for the next
- * `run`. Internal: never exported from the package.
+ * and one `done` with the outcome and usage. A worker of the reuse tier is
+ * ready again with its `done` (it prepares the next context before it reads
+ * the next message) and posts no second `ready`. Internal: never exported
+ * from the package.
  */
 export type WorkerMessage = { type: "ready" } | DriverEvent;
 

@@ -102,7 +102,7 @@ export class WorkerRun implements ThreadListener {
   }
 
   onReady(): void {
-    if (!this.finished) this.send();
+    if (!this.finished && this.number === 0) this.send();
   }
 
   onEvent(event: DriverEvent): void {

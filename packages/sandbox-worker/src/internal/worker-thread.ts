@@ -22,7 +22,7 @@ export interface WorkerThread {
   readonly worker: Worker;
   /** The heap budget the worker was started with, in bytes. */
   readonly memoryLimit: number;
-  /** True while the entry has posted `ready` and no run was sent since. */
+  /** True while the entry takes a run: after its `ready`, or on a reused worker after its `done`, until a run is sent. */
   ready: boolean;
   /** Runs sent to this worker so far. */
   runs: number;
