@@ -62,7 +62,7 @@ export {
   LOG_LEVELS,
 } from "./protocol/protocol.js";
 // node:vm realm (vm, worker and spawn engines)
-export { type CompiledGuestCode, GuestScriptCache } from "./vm-realm/guest-script-cache.js";
+export { GuestScriptCache } from "./vm-realm/guest-script-cache.js";
 export { isHostError, isHostTimeout } from "./vm-realm/host-guards.js";
 export { isolateMemoryBytes } from "./vm-realm/isolate-memory.js";
 export { startVmExecution, type VmExecutionHooks } from "./vm-realm/start-vm-execution.js";

@@ -75,7 +75,6 @@ port.on("message", (message: HostMessage) => {
   current = message.run;
   spent = reuse !== true;
   const memoryBefore = isolateMemoryBytes();
-  const compiled = scripts.compile(request.code);
   const running = startVmExecution(request, {
     onLog: (entry) => post({ type: "log", level: entry.level, message: entry.message }),
     // Only a run with host calls has a `tools` global; without it the driver refuses every call.
@@ -89,10 +88,10 @@ port.on("message", (message: HostMessage) => {
               : JSON.stringify({ name: "Error", message: "the host call could not be sent" });
           },
     prepared,
-    script: compiled.script,
-    // A provably bounded pure expression needs no watchdog thread (a getter from a source module
-    // could run user code, so not with one); the host's backstop stands behind it anyway.
-    watchdog: !compiled.straightLine || request.sourceModules.length > 0,
+    script: scripts.compile(request.code),
+    // The host proved the code a bounded pure expression (`straightLine`): no watchdog thread for
+    // it; the host's backstop stands behind it anyway.
+    watchdog: request.straightLine !== true,
     // The first evaluation runs under node's watchdog; timer callbacks and call replies do not
     // (a watchdog thread per entry would cost more than the call): a worker stuck in one does not
     // report, and the host terminates it at the deadline plus its backstop grace.

@@ -1,6 +1,8 @@
 import type { CliIo } from "../cli/cli-io.js";
 import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
+import { formatDataPathTable, runDataPathBench } from "./data-path-bench.js";
 import { formatBenchTable, makeBenchEngine, runEngineBench } from "./engine-bench.js";
+import { createProgress } from "./progress.js";
 import { formatReuseTable, runReuseBench } from "./reuse-bench.js";
 import { formatToolCallTable, runToolCallBench } from "./tool-call-bench.js";
 
@@ -9,12 +11,16 @@ export async function benchCommand(
   options: { iterations: number; json: boolean },
   io: CliIo,
 ): Promise<ExitCode> {
+  // 4 engines (W1), 4 tool-call rows, 2 data-path rows (W2), 1 reuse row.
+  const step = createProgress(11, (line) => io.stderr(line));
+  const skippedNote = (row: { skipped?: string | undefined }) =>
+    row.skipped ? ` (skipped: ${row.skipped})` : "";
   io.stderr(
-    `Benchmarking execute("2 + 3") per engine against its raw primitive (${options.iterations} calls per vm/isolate row; an idle gap precedes each call)…\n`,
+    `Benchmarking execute("2 + 3") (W1) per engine against its raw primitive (${options.iterations} calls per vm/isolate row; an idle gap precedes each call)…\n`,
   );
   const rows = await runEngineBench({
     iterations: options.iterations,
-    onRow: (row) => io.stderr(`  measured ${row.engine}${row.skipped ? ` (skipped: ${row.skipped})` : ""}\n`),
+    onRow: (row) => step(`${row.engine} W1${skippedNote(row)}`),
   });
   io.stderr("Benchmarking a tool-call round trip per engine against its raw message round trip…\n");
   const toolRows = await runToolCallBench(
@@ -24,16 +30,23 @@ export async function benchCommand(
       worker: () => makeBenchEngine("worker"),
       spawn: () => makeBenchEngine("spawn"),
     },
-    (row) =>
-      io.stderr(`  measured ${row.engine} tool calls${row.skipped ? ` (skipped: ${row.skipped})` : ""}\n`),
+    (row) => step(`${row.engine} tool calls${skippedNote(row)}`),
   );
+  io.stderr(
+    "Benchmarking the data path (W2: a 14 KB JSON string through context, parsed, grouped, summed)…\n",
+  );
+  const dataRows = await runDataPathBench({
+    iterations: options.iterations,
+    onRow: (row) => step(`${row.engine} W2${skippedNote(row)}`),
+  });
   io.stderr("Benchmarking the worker reuse tier against piscina (8 callers)…\n");
   const reuseRows = await runReuseBench({ iterations: options.iterations });
+  for (const row of reuseRows) step(`worker reuse${skippedNote(row)}`);
   io.stdout(
     options.json
-      ? `${JSON.stringify({ execute: rows, toolCalls: toolRows, reuse: reuseRows }, null, 2)}\n`
-      : `${formatBenchTable(rows)}\n\n${formatToolCallTable(toolRows)}\n\n${formatReuseTable(reuseRows)}\n`,
+      ? `${JSON.stringify({ execute: rows, toolCalls: toolRows, dataPath: dataRows, reuse: reuseRows }, null, 2)}\n`
+      : `${formatBenchTable(rows)}\n\n${formatToolCallTable(toolRows)}\n\n${formatDataPathTable(dataRows)}\n\n${formatReuseTable(reuseRows)}\n`,
   );
   // The reuse row needs piscina, a dev dependency: without it the row says so and the bench still passes.
-  return rows.some((r) => r.skipped) || toolRows.some((r) => r.skipped) ? EXIT_CODES.failed : EXIT_CODES.ok;
+  return [...rows, ...toolRows, ...dataRows].some((r) => r.skipped) ? EXIT_CODES.failed : EXIT_CODES.ok;
 }

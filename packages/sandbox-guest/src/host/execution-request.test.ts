@@ -1,68 +1,30 @@
+import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import { describe, expect, it } from "vitest";
 import { buildExecutionRequest } from "./execution-request.js";
 import { ModuleRegistry } from "./module-registry.js";
 
-const limits = { timeout: 1000, memoryLimit: 1024 * 1024, maxOutputSize: 1024 };
-
-function refusal(code: unknown, context?: unknown, options?: unknown) {
-  const built = buildExecutionRequest(code, context, options, limits, new ModuleRegistry());
-  return built.ok ? undefined : { error: built.result.error, errorCode: built.result.errorCode };
+function straightLineOf(code: string, modules = new ModuleRegistry()): boolean | undefined {
+  const built = buildExecutionRequest(code, { a: 1 }, undefined, parseEngineLimits(), modules);
+  if (!built.ok) throw new Error(built.result.error);
+  return built.request.straightLine;
 }
 
-describe("buildExecutionRequest: bad input resolves the same coded failure on every engine", () => {
+describe("buildExecutionRequest straightLine", () => {
   it.each([
-    [
-      42,
-      undefined,
-      undefined,
-      "SANDBOX_INVALID_OPTIONS",
-      "code: must be a string (got number) (SANDBOX_INVALID_OPTIONS)",
-    ],
-    [
-      "1",
-      [1],
-      undefined,
-      "SANDBOX_INVALID_OPTIONS",
-      "context: must be a plain object of values to copy in as globals (SANDBOX_INVALID_OPTIONS)",
-    ],
-    [
-      "1",
-      { a: { f: () => 1 } },
-      undefined,
-      "SANDBOX_INVALID_OPTIONS",
-      "context.a.f: a function cannot be copied into the sandbox; pass plain data (SANDBOX_INVALID_OPTIONS)",
-    ],
-    [
-      "import('fs')",
-      undefined,
-      undefined,
-      "SANDBOX_CODE_BLOCKED",
-      "import() and import declarations are not available in the sandbox (line 1) (SANDBOX_CODE_BLOCKED)",
-    ],
-    [
-      "const x = 1;\nawait import('node:child_process')",
-      undefined,
-      undefined,
-      "SANDBOX_CODE_BLOCKED",
-      "import() and import declarations are not available in the sandbox (line 2) (SANDBOX_CODE_BLOCKED)",
-    ],
-  ])("execute(%j, %j, %j) → %s", (code, context, options, errorCode, error) => {
-    expect(refusal(code, context, options)).toStrictEqual({ errorCode, error });
+    ["2 + 3", true],
+    ["a * 2", true],
+    ["[a, { b: a }]", true],
+    ["Math.max(a, 3)", false],
+    ["a = 1", false],
+    ["while (true) {}", false],
+    ["await null; a", false],
+  ])("marks %j as a bounded pure expression: %s", (code, expected) => {
+    expect(straightLineOf(code)).toBe(expected);
   });
 
-  it("names an unknown option key", () => {
-    expect(refusal("1", {}, { timeot: 5 })?.errorCode).toBe("SANDBOX_INVALID_OPTIONS");
-    expect(refusal("1", {}, { timeot: 5 })?.error).toContain("timeot");
-  });
-
-  it("lets the word import appear where it is not an import", () => {
-    expect(refusal("const important = 'import'; important")).toBeUndefined();
-  });
-
-  it("refuses a source module that uses import()", () => {
-    const registry = new ModuleRegistry();
-    expect(() => registry.register({ name: "m", source: "module.exports = () => import('fs')" })).toThrow(
-      "module m: import() and import declarations are not available in the sandbox (line 1)",
-    );
+  it("never marks code while a source module is registered (a getter of one could run user code)", () => {
+    const modules = new ModuleRegistry();
+    modules.register({ name: "lib", source: "module.exports = { get a() { for (;;) {} } };" });
+    expect([straightLineOf("lib.a", modules), straightLineOf("lib.a")]).toEqual([false, true]);
   });
 });

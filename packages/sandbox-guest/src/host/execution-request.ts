@@ -14,6 +14,7 @@ import { stripTypes } from "@suaveplan/sandbox-typescript";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { DriverPlan, SourceModule } from "../driver/guest-driver.js";
 import { described } from "../outcome/to-sandbox-result.js";
+import { isStraightLine } from "../vm-realm/straight-line.js";
 import type { ModuleRegistry } from "./module-registry.js";
 import { refuseDynamicImport } from "./refuse-dynamic-import.js";
 
@@ -52,6 +53,14 @@ export interface ExecutionRequest {
   maxCallBytes: number;
   /** Names of the host functions the guest may call as `tools.<name>(input)`; none when absent. */
   tools?: string[] | undefined;
+  /**
+   * Set by the host: the code is a provably bounded pure expression (see
+   * `isStraightLine`) and no source module is registered (a getter from one
+   * could run user code), so its first evaluation may run without node's
+   * watchdog thread. Engines whose runner gets the request over a channel
+   * the guest could reach do not read it.
+   */
+  straightLine?: boolean | undefined;
 }
 
 /** Engine-wide settings a request is built from. */
@@ -105,6 +114,7 @@ export function buildExecutionRequest(
   const refusal = refuseDynamicImport(source);
   if (refusal !== undefined) return { ok: false, result: failure(SANDBOX_CODES.CODE_BLOCKED, refusal) };
   const prepared = prepareGuestCode(source);
+  const sourceModules = modules.sourceModules();
   return {
     ok: true,
     memoryLimit,
@@ -116,7 +126,7 @@ export function buildExecutionRequest(
       shift: prepared.shift,
       contextText,
       modulesText: modules.modulesText(),
-      sourceModules: modules.sourceModules(),
+      sourceModules,
       timeoutMs: resolved.timeout ?? defaults.timeout,
       maxOutputSize: resolved.maxOutputSize ?? defaults.maxOutputSize,
       maxLogLines: defaults.maxLogLines ?? DEFAULT_MAX_LOG_LINES,
@@ -125,6 +135,7 @@ export function buildExecutionRequest(
       maxResultBytes: memoryLimit,
       maxCallBytes: resolved.hostCalls?.maxCallBytes ?? defaults.maxCallBytes ?? DEFAULT_MAX_CALL_BYTES,
       ...(resolved.hostCalls === undefined ? {} : { tools: [...resolved.hostCalls.names] }),
+      straightLine: sourceModules.length === 0 && isStraightLine(prepared.source),
     },
   };
 }

@@ -1,4 +1,4 @@
-import { parseGuestCode } from "@suaveplan/sandbox-core/code-transformer";
+import { LruCache, parseGuestCode } from "@suaveplan/sandbox-core/code-transformer";
 
 /** Longest source worth proving straight-line (longer code always runs under the watchdog). */
 const MAX_PROVABLE_LENGTH = 2_000;
@@ -70,6 +70,14 @@ function straight(node: LooseNode): boolean {
 export function isStraightLine(code: string): boolean {
   // Calls, loops and functions all need a parenthesis: skip the parse for them.
   if (code.length > MAX_PROVABLE_LENGTH || code.includes("(")) return false;
+  const known = proven.get(code);
+  if (known !== undefined) return known;
   const parsed = parseGuestCode(code);
-  return parsed.ok && parsed.sourceType === "script" && straight(parsed.program as unknown as LooseNode);
+  const result =
+    parsed.ok && parsed.sourceType === "script" && straight(parsed.program as unknown as LooseNode);
+  proven.set(code, result);
+  return result;
 }
+
+/** What was proven, by code text (short code only, see {@link MAX_PROVABLE_LENGTH}). */
+const proven = new LruCache<string, boolean>(128);

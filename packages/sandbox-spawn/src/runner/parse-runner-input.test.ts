@@ -52,6 +52,7 @@ describe("parseRunnerInput", () => {
         "request.shift.column: must be a non-negative integer",
       ],
       [{ ...base, tools: [1] }, "request.tools: must be an array of strings"],
+      [{ ...base, straightLine: "yes" }, "request.straightLine: must be a boolean"],
     ];
     for (const [value, message] of cases) {
       const text = typeof value === "string" ? value : JSON.stringify(value);

@@ -51,6 +51,10 @@ export function parseRunnerInput(text: string): ExecutionRequest {
     }
     request.tools = [...raw.tools];
   }
+  if (raw.straightLine !== undefined) {
+    if (typeof raw.straightLine !== "boolean") throw new Error("request.straightLine: must be a boolean");
+    request.straightLine = raw.straightLine;
+  }
   return request;
 }
 

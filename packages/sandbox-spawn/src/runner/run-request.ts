@@ -68,6 +68,8 @@ export async function runRequest(
           }
         : undefined,
       prepared: options.prepared,
+      // The host proved it a bounded pure expression (`straightLine`): no watchdog thread for it.
+      watchdog: request.straightLine !== true,
       callbackWatchdog:
         options.cpuLimitSeconds === undefined || cpuLimitSeconds(request.timeoutMs) > options.cpuLimitSeconds,
     },

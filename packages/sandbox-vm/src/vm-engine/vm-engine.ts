@@ -114,7 +114,6 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     if (signal?.aborted === true) return cancelled();
     let driver: GuestDriver;
     try {
-      const compiled = this.scripts.compile(request.code);
       const prepared = this.spare;
       this.spare = undefined;
       driver = startVmExecution(request, {
@@ -127,9 +126,9 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
                 void answerCall(call, hostCalls).then((reply) => driver.reply(reply));
                 return undefined;
               },
-        script: compiled.script,
-        // A getter from a source module could run user code even in a pure expression.
-        watchdog: !compiled.straightLine || request.sourceModules.length > 0,
+        script: this.scripts.compile(request.code),
+        // A provably bounded pure expression, with no source module registered (see `straightLine`).
+        watchdog: request.straightLine !== true,
       });
     } catch (error) {
       // Only the host can fail here (e.g. out of memory creating a context); never reject.
