@@ -12,7 +12,7 @@
  * task as its `done`, so the host may send the next `run` at once; replies
  * are matched to their run by number, so none reaches a later run.
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import {
   DEFAULT_MAX_TIMERS,
   type GuestDriver,
@@ -118,8 +118,13 @@ port.on("message", (message: HostMessage) => {
     prepareNext();
   });
 });
-// Compile and exercise the kernel off the caller's path, then ask for the request.
-void startVmExecution(WARM_UP_REQUEST).result.then(() => {
+// A spare compiles and exercises the kernel off the caller's path, then asks for the request; a
+// worker started for a caller already waiting asks at once (`warmUp: false`).
+const warmUp =
+  (workerData as { warmUp?: unknown } | null)?.warmUp === false
+    ? Promise.resolve()
+    : startVmExecution(WARM_UP_REQUEST).result;
+void warmUp.then(() => {
   prepareNext();
   post({ type: "ready" });
 });

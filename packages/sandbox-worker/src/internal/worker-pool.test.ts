@@ -32,8 +32,8 @@ function makePool(settings: ReuseSettings): { pool: WorkerPool; started: WorkerT
   const pool = new WorkerPool(
     LIMITS.memoryLimit,
     settings,
-    (memoryLimit, onExit) => {
-      const thread = startWorkerThread(memoryLimit, onExit);
+    (memoryLimit, onExit, warmUp) => {
+      const thread = startWorkerThread(memoryLimit, onExit, undefined, warmUp);
       started.push(thread);
       threads.push(thread);
       return thread;

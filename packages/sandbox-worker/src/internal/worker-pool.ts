@@ -42,13 +42,17 @@ export class WorkerPool {
 
   /**
    * @param memoryLimit - Heap budget of every worker, in bytes.
-   * @param start - Starts a worker of that budget; `onExit` runs when it exits.
+   * @param start - Starts a worker of that budget; `onExit` runs when it exits; `warmUp` false for a caller already waiting.
    * @param retire - Terminates a worker (the engine tracks it until it has exited).
    */
   constructor(
     readonly memoryLimit: number,
     private readonly settings: ReuseSettings,
-    private readonly start: (memoryLimit: number, onExit: (thread: WorkerThread) => void) => WorkerThread,
+    private readonly start: (
+      memoryLimit: number,
+      onExit: (thread: WorkerThread) => void,
+      warmUp: boolean,
+    ) => WorkerThread,
     private readonly retire: (thread: WorkerThread, later: boolean) => void,
   ) {}
 
@@ -60,7 +64,7 @@ export class WorkerPool {
   private warmOne(): void {
     if (this.closed || this.all.size >= this.settings.workers) return;
     try {
-      const thread = this.add();
+      const thread = this.add(true);
       thread.worker.unref();
       this.idle.push(thread);
     } catch {
@@ -86,7 +90,7 @@ export class WorkerPool {
       idle.worker.ref();
       return Promise.resolve(idle);
     }
-    if (this.all.size < this.settings.workers) return Promise.resolve(this.add());
+    if (this.all.size < this.settings.workers) return Promise.resolve(this.add(false));
     return new Promise((resolve) => {
       const served = (thread: WorkerThread | undefined) => {
         signal?.removeEventListener("abort", onAbort);
@@ -159,7 +163,7 @@ export class WorkerPool {
     const next = this.waiting.shift();
     let thread: WorkerThread;
     try {
-      thread = this.add();
+      thread = this.add(false);
     } catch {
       // The caller then starts a single-use worker of its own, which reports why it cannot.
       next?.(undefined);
@@ -168,15 +172,20 @@ export class WorkerPool {
     next?.(thread);
   }
 
-  private add(): WorkerThread {
-    const thread = this.start(this.memoryLimit, (exited) => {
-      // A worker that died while idle leaves the pool; a busy one is released by its run.
-      const at = this.idle.indexOf(exited);
-      if (at >= 0) {
-        this.idle.splice(at, 1);
-        this.all.delete(exited);
-      }
-    });
+  /** Start a worker: warmed up when it goes idle first, not when a caller already waits for it. */
+  private add(warmUp: boolean): WorkerThread {
+    const thread = this.start(
+      this.memoryLimit,
+      (exited) => {
+        // A worker that died while idle leaves the pool; a busy one is released by its run.
+        const at = this.idle.indexOf(exited);
+        if (at >= 0) {
+          this.idle.splice(at, 1);
+          this.all.delete(exited);
+        }
+      },
+      warmUp,
+    );
     this.all.add(thread);
     return thread;
   }

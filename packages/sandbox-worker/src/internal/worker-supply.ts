@@ -43,7 +43,8 @@ export class WorkerSupply {
       spare.worker.ref();
       thread = spare;
     } else {
-      thread = this.start(memoryLimit);
+      // For this caller, now: no warm-up run first.
+      thread = this.start(memoryLimit, undefined, false);
     }
     this.refillAfter(REFILL_DELAY_MS);
     return thread;
@@ -72,12 +73,17 @@ export class WorkerSupply {
     while (this.exiting.size > 0) await Promise.allSettled([...this.exiting]);
   }
 
-  /** Start a worker of this heap budget; `onExit` runs when it exits. */
-  start(memoryLimit: number, onExit?: (thread: WorkerThread) => void): WorkerThread {
-    return startWorkerThread(memoryLimit, (thread) => {
-      if (this.spare === thread) this.spare = undefined;
-      onExit?.(thread);
-    });
+  /** Start a worker of this heap budget; `onExit` runs when it exits; `warmUp` as `startWorkerThread`'s. */
+  start(memoryLimit: number, onExit?: (thread: WorkerThread) => void, warmUp = true): WorkerThread {
+    return startWorkerThread(
+      memoryLimit,
+      (thread) => {
+        if (this.spare === thread) this.spare = undefined;
+        onExit?.(thread);
+      },
+      undefined,
+      warmUp,
+    );
   }
 
   /** Boot the next spare soon (in a macrotask), off the current call's path; no-op while one exists. */

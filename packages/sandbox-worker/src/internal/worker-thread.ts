@@ -34,13 +34,17 @@ export interface WorkerThread {
  * Start a worker on the built entry with V8 `resourceLimits` for
  * `memoryLimit` (bytes), no environment, no argv and its stdio discarded.
  * `source` replaces the entry only in tests, for worker behaviour no guest
- * can cause (a worker that dies or never reports).
+ * can cause (a worker that dies or never reports). `warmUp` (default true)
+ * runs a throwaway request through the kernel before `ready`, so a spare
+ * answers its later call with warm code; a worker started for a caller
+ * already waiting skips it (it would only delay that call and cost its CPU).
  * @throws SandboxError `SANDBOX_WORKER_FAILED` when the built entry is missing.
  */
 export function startWorkerThread(
   memoryLimit: number,
   onExit: (thread: WorkerThread) => void,
   source: string | undefined = workerEntrySource(),
+  warmUp = true,
 ): WorkerThread {
   if (source === undefined) {
     throw new SandboxError(
@@ -56,6 +60,7 @@ export function startWorkerThread(
     execArgv: ["--experimental-vm-modules"],
     argv: [],
     env: {},
+    workerData: { warmUp },
     stdout: true,
     stderr: true,
   });

@@ -152,7 +152,7 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
       this.pool = new WorkerPool(
         this.limits.memoryLimit,
         reuse,
-        (memoryLimit, onExit) => this.supply.start(memoryLimit, onExit),
+        (memoryLimit, onExit, warmUp) => this.supply.start(memoryLimit, onExit, warmUp),
         (thread, later) => this.supply.retire(thread, later),
       );
       this.pool.warm();
