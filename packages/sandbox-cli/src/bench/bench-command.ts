@@ -2,6 +2,7 @@ import type { CliIo } from "../cli/cli-io.js";
 import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
 import { formatDataPathTable, runDataPathBench } from "./data-path-bench.js";
 import { formatBenchTable, makeBenchEngine, runEngineBench } from "./engine-bench.js";
+import { formatMemoryTable, runMemoryBench } from "./memory-bench.js";
 import { createProgress } from "./progress.js";
 import { formatReuseTable, runReuseBench } from "./reuse-bench.js";
 import { formatToolCallTable, runToolCallBench } from "./tool-call-bench.js";
@@ -11,8 +12,8 @@ export async function benchCommand(
   options: { iterations: number; json: boolean },
   io: CliIo,
 ): Promise<ExitCode> {
-  // 4 engines (W1), 4 tool-call rows, 2 data-path rows (W2), 1 reuse row.
-  const step = createProgress(11, (line) => io.stderr(line));
+  // 4 engines (W1), 4 tool-call rows, 2 data-path rows (W2), 2 memory rows, 1 reuse row.
+  const step = createProgress(13, (line) => io.stderr(line));
   const skippedNote = (row: { skipped?: string | undefined }) =>
     row.skipped ? ` (skipped: ${row.skipped})` : "";
   io.stderr(
@@ -39,14 +40,21 @@ export async function benchCommand(
     iterations: options.iterations,
     onRow: (row) => step(`${row.engine} W2${skippedNote(row)}`),
   });
+  io.stderr("Measuring resident memory: an idle engine, then 1,000 W2 runs, each in a fresh process…\n");
+  const memoryRows = await runMemoryBench({
+    runs: 1000,
+    onRow: (row) => step(`${row.engine} memory${skippedNote(row)}`),
+  });
   io.stderr("Benchmarking the worker reuse tier against piscina (8 callers)…\n");
   const reuseRows = await runReuseBench({ iterations: options.iterations });
   for (const row of reuseRows) step(`worker reuse${skippedNote(row)}`);
   io.stdout(
     options.json
-      ? `${JSON.stringify({ execute: rows, toolCalls: toolRows, dataPath: dataRows, reuse: reuseRows }, null, 2)}\n`
-      : `${formatBenchTable(rows)}\n\n${formatToolCallTable(toolRows)}\n\n${formatDataPathTable(dataRows)}\n\n${formatReuseTable(reuseRows)}\n`,
+      ? `${JSON.stringify({ execute: rows, toolCalls: toolRows, dataPath: dataRows, memory: memoryRows, reuse: reuseRows }, null, 2)}\n`
+      : `${[formatBenchTable(rows), formatToolCallTable(toolRows), formatDataPathTable(dataRows), formatMemoryTable(memoryRows), formatReuseTable(reuseRows)].join("\n\n")}\n`,
   );
   // The reuse row needs piscina, a dev dependency: without it the row says so and the bench still passes.
-  return [...rows, ...toolRows, ...dataRows].some((r) => r.skipped) ? EXIT_CODES.failed : EXIT_CODES.ok;
+  return [...rows, ...toolRows, ...dataRows, ...memoryRows].some((r) => r.skipped)
+    ? EXIT_CODES.failed
+    : EXIT_CODES.ok;
 }
