@@ -1,6 +1,6 @@
-import { createRequire } from "node:module";
 import * as vm from "node:vm";
 import type { SandboxEngine } from "@suaveplan/sandbox-core/types";
+import { loadIsolatedVm } from "./isolated-vm.js";
 import { latencyMedian, throughput } from "./measure.js";
 
 /** The data path (W2) of one engine against its raw primitive, both measured in the same run. */
@@ -33,19 +33,6 @@ const EXPECTED = JSON.stringify(vm.runInNewContext(W2_CODE, { data: W2_DATA }));
 const CONCURRENCY = 8;
 const IDLE_MS = 2;
 
-interface IsolatedVmLike {
-  Isolate: new (options: {
-    memoryLimit: number;
-  }) => {
-    createContextSync(): {
-      global: { setSync(key: string, value: unknown): void };
-      evalSync(code: string, options: { copy: true }): unknown;
-      release(): void;
-    };
-    dispose(): void;
-  };
-}
-
 const subjects = {
   vm: {
     primitive: "vm.runInNewContext(W2, { data })",
@@ -61,7 +48,7 @@ const subjects = {
     engine: async (): Promise<SandboxEngine> =>
       new (await import("@suaveplan/sandbox/isolate-engine")).IsolateEngine({}),
     raw: async () => {
-      const ivm = createRequire(import.meta.url)("isolated-vm") as IsolatedVmLike;
+      const ivm = loadIsolatedVm();
       const isolate = new ivm.Isolate({ memoryLimit: 128 });
       return {
         call: async () => {

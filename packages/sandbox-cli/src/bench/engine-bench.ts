@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
 import * as vm from "node:vm";
 import { Worker } from "node:worker_threads";
 import type { BuiltinEngineName, EngineName, SandboxEngine } from "@suaveplan/sandbox-core/types";
+import { loadIsolatedVm } from "./isolated-vm.js";
 import { latencyMedian, throughput } from "./measure.js";
 
 /** One measured engine against its raw primitive, both measured in the same run. */
@@ -116,19 +116,6 @@ const subjects: Record<BuiltinEngineName, Subject> = {
     }),
   },
 };
-
-interface IsolatedVmLike {
-  Isolate: new (options: {
-    memoryLimit: number;
-  }) => {
-    createContextSync(): { evalSync(code: string): unknown; release(): void };
-    dispose(): void;
-  };
-}
-
-function loadIsolatedVm(): IsolatedVmLike {
-  return createRequire(import.meta.url)("isolated-vm") as IsolatedVmLike;
-}
 
 /** The engine a bench row measures, built the way the row builds it. */
 export function makeBenchEngine(name: BuiltinEngineName): Promise<SandboxEngine> {

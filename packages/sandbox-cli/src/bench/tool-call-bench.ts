@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type { BuiltinEngineName, HostCalls, SandboxEngine } from "@suaveplan/sandbox-core/types";
+import { loadIsolatedVm } from "./isolated-vm.js";
 import { median } from "./measure.js";
 
 /** A tool-call round trip of one engine against its raw message round trip, both measured in the same run. */
@@ -106,7 +106,7 @@ const raws: Record<BuiltinEngineName, { primitive: string; make: () => Promise<R
   isolate: {
     primitive: "an isolated-vm Reference async round trip",
     make: async () => {
-      const ivm = createRequire(import.meta.url)("isolated-vm") as IsolatedVmLike;
+      const ivm = loadIsolatedVm();
       const isolate = new ivm.Isolate({ memoryLimit: 64 });
       const context = isolate.createContextSync();
       context.global.setSync("echo", new ivm.Reference(async (x: number) => x));
@@ -122,19 +122,6 @@ const raws: Record<BuiltinEngineName, { primitive: string; make: () => Promise<R
     },
   },
 };
-
-interface IsolatedVmLike {
-  Isolate: new (options: {
-    memoryLimit: number;
-  }) => {
-    createContextSync(): {
-      global: { setSync(name: string, value: unknown): void };
-      eval(code: string, options: Record<string, unknown>): Promise<unknown>;
-    };
-    dispose(): void;
-  };
-  Reference: new (value: unknown) => unknown;
-}
 
 /** One raw sample: a run of `CALLS` round trips minus a run of none, per round trip. */
 async function rawSample(run: (n: number) => Promise<void>): Promise<number> {
