@@ -57,7 +57,8 @@ export interface ExecutionRequest {
    * Set by the host: the code is a provably bounded pure expression (see
    * `isStraightLine`) and no source module is registered (a getter from one
    * could run user code), so its first evaluation may run without node's
-   * watchdog thread. Engines whose runner gets the request over a channel
+   * watchdog thread (vm, worker, spawn) or synchronously on the thread that
+   * holds the isolate (isolate, still under isolated-vm's timeout). Engines whose runner gets the request over a channel
    * the guest could reach do not read it.
    */
   straightLine?: boolean | undefined;

@@ -28,6 +28,13 @@ export interface IsolateRealmOptions {
   slot: IsolateSlot;
   /** The guest code, as prepared (`prepareGuestCode().source`). */
   code: string;
+  /**
+   * The code is a provably bounded pure expression with no source module
+   * (`ExecutionRequest.straightLine`): evaluate it with `applySync` on this
+   * thread, still under isolated-vm's timeout, instead of an async call whose
+   * two thread hops cost more than the code.
+   */
+  straightLine?: boolean | undefined;
   maxTimers: number;
   maxTimerCreations: number;
   /** Called once the realm let go of the slot: `reusable` when nothing runs in its healthy isolate. */
@@ -104,7 +111,9 @@ class IsolateRealm implements GuestRealm {
         outcome: record === undefined ? this.broken(error) : { kind: "syntax", error: record },
       };
     }
-    return this.call("evaluate", [this.options.code], timeoutMs);
+    return this.options.straightLine === true
+      ? this.callSync("evaluate", [this.options.code], timeoutMs)
+      : this.call("evaluate", [this.options.code], timeoutMs);
   }
 
   enter(
@@ -221,8 +230,9 @@ class IsolateRealm implements GuestRealm {
   }
 
   /**
-   * Run one kernel entry that runs no guest code on this thread (isolated-vm's `applySync`, still
-   * under its timeout). Only while nothing else runs in the leased isolate, as during boot.
+   * Run one kernel entry on this thread (isolated-vm's `applySync`, still under its timeout): only
+   * an entry bounded by its input (boot; a straight-line evaluation), and only while nothing else
+   * runs in the leased isolate, as during boot.
    */
   private callSync(name: string, args: readonly unknown[], timeoutMs: number): RealmStatus {
     const enter = this.enterRef;

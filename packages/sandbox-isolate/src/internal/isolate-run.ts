@@ -53,6 +53,7 @@ export function startIsolateRun(
     createIsolateRealm({
       slot,
       code: request.code,
+      straightLine: request.straightLine,
       maxTimers: request.maxTimers,
       maxTimerCreations: request.maxTimerCreations,
       onRelease: (back, reusable) => {
