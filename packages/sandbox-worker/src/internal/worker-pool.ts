@@ -136,8 +136,6 @@ export class WorkerPool {
       this.release(thread, false, { kind: "cancelled" });
       return;
     }
-    // A worker that reported `done` takes the next run at once (see worker-entry.ts).
-    if (thread.runs > 0) thread.ready = true;
     const next = this.waiting.shift();
     if (next !== undefined) {
       next(thread);

@@ -166,6 +166,8 @@ export class WorkerRun implements ThreadListener {
     this.finished = true;
     clearTimeout(this.timer);
     this.stopMemoryWatch();
+    // A reused worker's entry takes its next run as soon as it reported `done` (see worker-entry.ts).
+    if (this.reuse && report !== undefined) this.thread.ready = true;
     this.onEnd(this.thread, report !== undefined, outcome);
     this.resolveResult({ outcome, logs: this.events.logs, ...(report ?? this.events.seen()) });
   }
