@@ -16,6 +16,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import {
   DEFAULT_MAX_TIMERS,
   type GuestDriver,
+  type GuestOutcome,
   GuestScriptCache,
   isolateMemoryBytes,
   type PreparedVmRealm,
@@ -54,6 +55,20 @@ let spent = false;
 const scripts = new GuestScriptCache();
 /** The next request's fresh context with the kernel installed, made while the worker waits (single-use). */
 let prepared: PreparedVmRealm | undefined;
+
+/** The run ended by the guest's own doing (a value, a throw, a syntax error, an untransferable result). */
+function endedByGuest(outcome: GuestOutcome): boolean {
+  return (
+    outcome.kind === "value" ||
+    outcome.kind === "error" ||
+    outcome.kind === "syntax" ||
+    outcome.kind === "untransferable"
+  );
+}
+
+function memoryOutcome(limitBytes: number): GuestOutcome {
+  return { kind: "memory", limitBytes };
+}
 
 /** A fresh realm for the next run. */
 function prepareNext(): void {
@@ -110,7 +125,11 @@ port.on("message", (message: HostMessage) => {
   }, MEMORY_SAMPLE_MS);
   void running.result.then(({ outcome, memoryUsed, cpuMs, toolCalls, toolBytes }) => {
     clearInterval(sampler);
-    post({ type: "done", outcome, memoryUsed: Math.max(memoryUsed ?? 0, peak), cpuMs, toolCalls, toolBytes });
+    // One last sample as the run ends: a run that never yielded (where the host cannot sample a
+    // busy worker) or ended within one interval of its allocation is held to the limit too.
+    const used = Math.max(memoryUsed ?? 0, peak, isolateMemoryBytes() - memoryBefore);
+    const held = used > memoryLimit && endedByGuest(outcome) ? memoryOutcome(memoryLimit) : outcome;
+    post({ type: "done", outcome: held, memoryUsed: used, cpuMs, toolCalls, toolBytes });
     if (spent) return;
     // Ready for the next run without saying so: the host may send it right after `done`, and
     // this port delivers it once this task (the realm's preparation) has finished.

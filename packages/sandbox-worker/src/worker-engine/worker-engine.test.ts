@@ -99,6 +99,26 @@ describe("WorkerEngine", () => {
     });
   });
 
+  it.each([
+    ["a typed array it no longer references", "new Uint8Array(64 * 1024 * 1024).fill(1); 1"],
+    [
+      "Wasm memory grown past the limit",
+      "const m = new WebAssembly.Memory({ initial: 1, maximum: 2048 }); m.grow(1024); 1",
+    ],
+  ])(
+    "holds a run that ends without yielding to memoryLimit by one last sample at its end: %s",
+    async (_what, code) => {
+      // Allocated and done within one synchronous stretch: no sample inside the worker ran, and on
+      // Node 20 the host cannot sample a busy worker. The last sample, as the run ends, still sees it.
+      const engine = makeEngine({ memoryLimit: 16 * MIB });
+      const result = await engine.execute(code);
+      expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+        success: false,
+        errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
+      });
+    },
+  );
+
   it("declares its capabilities as data: memory and async work bounded, streams logs, aborts running code, measures CPU per entry, not a security boundary", () => {
     const engine = makeEngine();
     expect({ name: engine.name, capabilities: engine.capabilities, limits: engine.limits }).toStrictEqual({

@@ -50,8 +50,8 @@ export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
     }),
     sampleIntervalMs: MEMORY_SAMPLE_MS,
     exactness: HOST_SAMPLES_WORKERS
-      ? `The V8 heap (strings included) is capped by the worker's resource limits; array buffers and Wasm memory are sampled every ${MEMORY_SAMPLE_MS} ms from the host, also while guest code runs synchronously, so a run can overshoot by what it allocates in ${MEMORY_SAMPLE_MS} ms; shared array buffers are sampled inside the worker only while the guest yields.`
-      : `The V8 heap (strings included) is capped by the worker's resource limits; array buffers, shared array buffers and Wasm memory are sampled every ${MEMORY_SAMPLE_MS} ms inside the worker, only while the guest yields (this Node cannot read a busy worker's memory from the host): synchronous guest code can overshoot them until the timeout ends it.`,
+      ? `The V8 heap (strings included) is capped by the worker's resource limits; array buffers and Wasm memory are sampled every ${MEMORY_SAMPLE_MS} ms from the host, also while guest code runs synchronously, so a run can overshoot by what it allocates in ${MEMORY_SAMPLE_MS} ms; shared array buffers are sampled inside the worker only while the guest yields. One last sample as the run ends fails a run that still holds more than the limit.`
+      : `The V8 heap (strings included) is capped by the worker's resource limits; array buffers, shared array buffers and Wasm memory are sampled every ${MEMORY_SAMPLE_MS} ms inside the worker, only while the guest yields (this Node cannot read a busy worker's memory from the host): synchronous guest code can overshoot them until the timeout ends it. One last sample as the run ends fails a run that still holds more than the limit.`,
   }),
 } satisfies EngineCapabilities);
 
