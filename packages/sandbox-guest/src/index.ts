@@ -35,6 +35,12 @@ export {
 } from "./host/execution-request.js";
 export { ModuleRegistry } from "./host/module-registry.js";
 export { refuseDynamicImport } from "./host/refuse-dynamic-import.js";
+export {
+  capWasmMemory,
+  capWasmMemorySource,
+  refusedAllocation,
+  WASM_CAP_SUFFIX,
+} from "./kernel/cap-wasm-memory.js";
 // Kernel
 export type {
   ErrorRecord,
@@ -70,6 +76,7 @@ export { isStraightLine } from "./vm-realm/straight-line.js";
 export {
   compileGuestScript,
   createVmRealm,
+  type PreparedRealmLimits,
   PreparedVmRealm,
   prepareVmRealm,
   type VmRealmOptions,

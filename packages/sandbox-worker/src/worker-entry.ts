@@ -21,6 +21,7 @@ import {
   isolateMemoryBytes,
   type PreparedVmRealm,
   prepareVmRealm,
+  refusedAllocation,
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
 } from "@suaveplan/sandbox-guest";
@@ -53,6 +54,13 @@ let current = 0;
 let spent = false;
 /** Guest code compiled once per text: on a reused worker, repeated code is not compiled again. */
 const scripts = new GuestScriptCache();
+/**
+ * This worker's memory limit (its heap limits are made from it): each realm's Wasm memory is
+ * capped at it, refused at allocation, where node could only sample it (and Node 20 only while
+ * the guest yields).
+ */
+const maxWasmBytes = (workerData as { memoryLimit?: unknown } | null)?.memoryLimit;
+const wasmCap = typeof maxWasmBytes === "number" && maxWasmBytes > 0 ? maxWasmBytes : undefined;
 /** The next request's fresh context with the kernel installed, made while the worker waits (single-use). */
 let prepared: PreparedVmRealm | undefined;
 
@@ -75,6 +83,7 @@ function prepareNext(): void {
   prepared = prepareVmRealm({
     maxTimers: DEFAULT_MAX_TIMERS,
     maxTimerCreations: DEFAULT_MAX_TIMERS * TIMER_CREATIONS_PER_PENDING,
+    maxWasmBytes: wasmCap,
   });
 }
 
@@ -103,6 +112,7 @@ port.on("message", (message: HostMessage) => {
               : JSON.stringify({ name: "Error", message: "the host call could not be sent" });
           },
     prepared,
+    maxWasmBytes: wasmCap,
     script: scripts.compile(request.code),
     // The host proved the code a bounded pure expression (`straightLine`): no watchdog thread for
     // it; the host's backstop stands behind it anyway.
@@ -128,7 +138,10 @@ port.on("message", (message: HostMessage) => {
     // One last sample as the run ends: a run that never yielded (where the host cannot sample a
     // busy worker) or ended within one interval of its allocation is held to the limit too.
     const used = Math.max(memoryUsed ?? 0, peak, isolateMemoryBytes() - memoryBefore);
-    const held = used > memoryLimit && endedByGuest(outcome) ? memoryOutcome(memoryLimit) : outcome;
+    const held =
+      refusedAllocation(outcome) || (used > memoryLimit && endedByGuest(outcome))
+        ? memoryOutcome(memoryLimit)
+        : outcome;
     post({ type: "done", outcome: held, memoryUsed: used, cpuMs, toolCalls, toolBytes });
     if (spent) return;
     // Ready for the next run without saying so: the host may send it right after `done`, and

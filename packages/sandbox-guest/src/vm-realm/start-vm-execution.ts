@@ -19,6 +19,8 @@ export interface VmExecutionHooks {
   callbackWatchdog?: boolean;
   /** A realm prepared off the caller's path (`prepareVmRealm`); single-use. */
   prepared?: PreparedVmRealm | undefined;
+  /** Cap the realm's Wasm memory at this many bytes (see `capWasmMemory`); uncapped when absent. */
+  maxWasmBytes?: number | undefined;
 }
 
 /**
@@ -36,6 +38,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       callbackWatchdog: hooks.callbackWatchdog ?? true,
       maxTimers: request.maxTimers,
       maxTimerCreations: request.maxTimerCreations,
+      maxWasmBytes: hooks.maxWasmBytes,
       prepared: hooks.prepared,
     }),
   );

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type Context, constants, createContext, Script } from "node:vm";
 import type { GuestRealm, RealmStatus, SourceModule } from "../driver/guest-driver.js";
+import { capWasmMemory } from "../kernel/cap-wasm-memory.js";
 import type { KernelBridge } from "../kernel/kernel-kit.js";
 import {
   buildKernelSource,
@@ -23,6 +24,8 @@ const BINDING = `__suaveplan_kernel_${randomBytes(8).toString("hex")}`;
 
 interface Compiled {
   kernel: Script;
+  /** Evaluates to `capWasmMemory` in the context it runs in. */
+  capWasm: Script;
   promisePrototype: Script;
   typeError: Script;
   entries: Record<string, Script>;
@@ -35,6 +38,7 @@ function scripts(): Compiled {
       new Script(`${BINDING}.enter(${JSON.stringify(name)});`, { filename: `suaveplan:${name}` });
     compiled = {
       kernel: new Script(buildKernelSource(BINDING), { filename: "suaveplan:kernel" }),
+      capWasm: new Script(`"use strict";\n(${capWasmMemory.toString()})`, { filename: "suaveplan:wasm-cap" }),
       promisePrototype: new Script("Promise.prototype", { filename: "suaveplan:promise" }),
       typeError: new Script("TypeError", { filename: "suaveplan:type-error" }),
       entries: {
@@ -85,7 +89,9 @@ export interface VmRealmOptions {
   maxTimers: number;
   /** Timers allowed to be created in total. */
   maxTimerCreations: number;
-  /** A realm prepared ahead of time; used when its timer limits match and it is unused, else a fresh one is made. */
+  /** Cap the context's Wasm memory at this many bytes (see `capWasmMemory`); uncapped when absent. */
+  maxWasmBytes?: number | undefined;
+  /** A realm prepared ahead of time; used when its limits match and it is unused, else a fresh one is made. */
   prepared?: PreparedVmRealm | undefined;
 }
 
@@ -133,16 +139,18 @@ export class PreparedVmRealm {
   /** @internal */ args: readonly unknown[] = [];
   private taken = false;
 
-  constructor(readonly limits: { readonly maxTimers: number; readonly maxTimerCreations: number }) {
+  constructor(readonly limits: PreparedRealmLimits) {
     // An ordinary global, not node's intercepted one: on Node 22 and 24 a getter on an
     // intercepted global that never returns is beyond `timeout` (the watchdog's termination
     // is swallowed by the interceptor and the getter runs again), and every global access
     // costs an interceptor call.
     const context = createContext(constants.DONT_CONTEXTIFY, CONTEXT_OPTIONS);
     this.context = context;
-    const { kernel, typeError, promisePrototype } = scripts();
+    const { kernel, capWasm, typeError, promisePrototype } = scripts();
     this.guestTypeError = typeError.runInContext(context) as TypeErrorConstructor;
     this.promisePrototype = promisePrototype.runInContext(context) as object;
+    if (limits.maxWasmBytes !== undefined)
+      (capWasm.runInContext(context) as typeof capWasmMemory)(limits.maxWasmBytes, false);
     const install = kernel.runInContext(context) as (bridge: KernelBridge, configJson: string) => unknown;
     // The kernel keeps this trampoline; the execution that takes the realm points it at its driver.
     install(
@@ -171,8 +179,16 @@ export class PreparedVmRealm {
   }
 }
 
-/** Prepare a realm for a later execution with these timer limits (see {@link PreparedVmRealm}). */
-export function prepareVmRealm(limits: { maxTimers: number; maxTimerCreations: number }): PreparedVmRealm {
+/** What a prepared realm was made with; an execution uses it only when its own are the same. */
+export interface PreparedRealmLimits {
+  readonly maxTimers: number;
+  readonly maxTimerCreations: number;
+  /** The Wasm memory cap installed in it (see `capWasmMemory`); none when absent. */
+  readonly maxWasmBytes?: number | undefined;
+}
+
+/** Prepare a realm for a later execution with these limits (see {@link PreparedVmRealm}). */
+export function prepareVmRealm(limits: PreparedRealmLimits): PreparedVmRealm {
   return new PreparedVmRealm(limits);
 }
 
@@ -198,7 +214,8 @@ class VmRealm implements GuestRealm {
       prepared !== undefined &&
       !prepared.used &&
       prepared.limits.maxTimers === options.maxTimers &&
-      prepared.limits.maxTimerCreations === options.maxTimerCreations;
+      prepared.limits.maxTimerCreations === options.maxTimerCreations &&
+      prepared.limits.maxWasmBytes === options.maxWasmBytes;
     this.state = (usable ? prepared : new PreparedVmRealm(options)).take(bridge);
     this.callbackWatchdog = options.callbackWatchdog !== false;
     this.context = this.state.context;

@@ -5,9 +5,8 @@ import {
   type ExecutionRequest,
   type GuestCall,
   GuestDriver,
-  type GuestOutcome,
+  refusedAllocation,
 } from "@suaveplan/sandbox-guest";
-import { WASM_CAP_SUFFIX } from "./harden-isolate-realm.js";
 import type { IsolatePool } from "./isolate-pool.js";
 import { createIsolateRealm } from "./isolate-realm.js";
 
@@ -70,18 +69,4 @@ export function startIsolateRun(
       : result;
   });
   return { driver, ended };
-}
-
-/**
- * isolated-vm's allocator refuses an array buffer (typed array, shared
- * buffer) that would take the isolate past its memory limit with this
- * RangeError, and the sandbox's Wasm memory cap refuses with its own: a run
- * that ends with either, uncaught, ran out of memory. (Guest code that catches
- * it stayed within the limit and ends as it chooses; a guest that throws the
- * same error itself only reports its own run as out of memory.)
- */
-function refusedAllocation(outcome: GuestOutcome): boolean {
-  if (outcome.kind !== "error" || outcome.error.name !== "RangeError") return false;
-  const { message } = outcome.error;
-  return message === "Array buffer allocation failed" || message.endsWith(WASM_CAP_SUFFIX);
 }

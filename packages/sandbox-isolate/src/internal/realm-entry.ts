@@ -1,4 +1,4 @@
-import type { KernelBridge } from "@suaveplan/sandbox-guest";
+import { capWasmMemorySource, type KernelBridge } from "@suaveplan/sandbox-guest";
 import { hardenIsolateRealm } from "./harden-isolate-realm.js";
 
 /** The kernel's `install(bridge, configJson) => entries`. */
@@ -84,5 +84,5 @@ export function createRealmEnter(
  * limit) and completes with {@link createRealmEnter}.
  */
 export function realmSource(memoryLimitMiB: number): string {
-  return `"use strict";\n(${hardenIsolateRealm.toString()})(${memoryLimitMiB * 1024 * 1024});\n(${createRealmEnter.toString()});\n`;
+  return `${capWasmMemorySource(memoryLimitMiB * 1024 * 1024, true)}(${hardenIsolateRealm.toString()})();\n(${createRealmEnter.toString()});\n`;
 }

@@ -60,7 +60,8 @@ export function startWorkerThread(
     execArgv: ["--experimental-vm-modules"],
     argv: [],
     env: {},
-    workerData: { warmUp },
+    // The entry caps each realm's Wasm memory at the limit (see `capWasmMemory`).
+    workerData: { warmUp, memoryLimit },
     stdout: true,
     stderr: true,
   });

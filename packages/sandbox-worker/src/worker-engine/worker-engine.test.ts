@@ -101,10 +101,7 @@ describe("WorkerEngine", () => {
 
   it.each([
     ["a typed array it no longer references", "new Uint8Array(64 * 1024 * 1024).fill(1); 1"],
-    [
-      "Wasm memory grown past the limit",
-      "const m = new WebAssembly.Memory({ initial: 1, maximum: 2048 }); m.grow(1024); 1",
-    ],
+    ["an ArrayBuffer it keeps", "const kept = new ArrayBuffer(64 * 1024 * 1024); kept.byteLength"],
   ])(
     "holds a run that ends without yielding to memoryLimit by one last sample at its end: %s",
     async (_what, code) => {
@@ -116,6 +113,36 @@ describe("WorkerEngine", () => {
         success: false,
         errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
       });
+    },
+  );
+
+  it.each([
+    [
+      "a memory made larger than the limit",
+      "new WebAssembly.Memory({ initial: 1024 }); 1",
+      "WebAssembly.Memory(): the initial size",
+    ],
+    [
+      "a memory grown past the limit",
+      "const m = new WebAssembly.Memory({ initial: 1 }); for (;;) m.grow(16);",
+      "WebAssembly.Memory.grow(): the grown memory",
+    ],
+  ])(
+    "refuses Wasm memory past memoryLimit at allocation, on every Node line: %s",
+    async (_what, code, refused) => {
+      const engine = makeEngine({ memoryLimit: 16 * MIB });
+      const result = await engine.execute(code);
+      expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+        success: false,
+        errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
+      });
+      // The guest sees the refusal as a RangeError it may catch, and stays within the limit.
+      const caught = await engine.execute(`try { ${code} } catch (error) { [error.name, error.message] }`);
+      expect(caught).toMatchObject({
+        success: true,
+        result: ["RangeError", `${refused} exceeds the sandbox's memory limit`],
+      });
+      expect(caught.memoryUsed).toBeLessThanOrEqual(16 * MIB);
     },
   );
 
@@ -138,7 +165,7 @@ describe("WorkerEngine", () => {
             // Sampled from the host during synchronous code only where node can read a busy worker.
             arrayBuffers: HOST_SAMPLES_WORKERS ? "sampled" : "yields",
             sharedArrayBuffers: "yields",
-            wasmMemory: HOST_SAMPLES_WORKERS ? "sampled" : "yields",
+            wasmMemory: "allocation",
           },
           sampleIntervalMs: 10,
           exactness: WORKER_CAPABILITIES.memoryAccounting?.exactness,

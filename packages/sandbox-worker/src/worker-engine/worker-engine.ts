@@ -28,9 +28,9 @@ const offHeap = HOST_SAMPLES_WORKERS ? "sampled" : "yields";
 /**
  * What the worker engine guarantees — and what it does not. `memoryAccounting`
  * depends on the Node line: where the host can read a busy worker's memory
- * (`worker.getHeapStatistics()`, node 22.16+ and 24) array buffers and Wasm
- * memory are sampled also during synchronous guest code; on older lines only
- * while the guest yields.
+ * (`worker.getHeapStatistics()`, node 22.16+ and 24) array buffers are
+ * sampled also during synchronous guest code; on older lines only while the
+ * guest yields. Wasm memory is capped in the realm on every line.
  */
 export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
   securityBoundary: false,
@@ -46,12 +46,12 @@ export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
       strings: "allocation",
       arrayBuffers: offHeap,
       sharedArrayBuffers: "yields",
-      wasmMemory: offHeap,
+      wasmMemory: "allocation",
     }),
     sampleIntervalMs: MEMORY_SAMPLE_MS,
     exactness: HOST_SAMPLES_WORKERS
-      ? `The V8 heap (strings included) is capped by the worker's resource limits; array buffers and Wasm memory are sampled every ${MEMORY_SAMPLE_MS} ms from the host, also while guest code runs synchronously, so a run can overshoot by what it allocates in ${MEMORY_SAMPLE_MS} ms; shared array buffers are sampled inside the worker only while the guest yields. One last sample as the run ends fails a run that still holds more than the limit.`
-      : `The V8 heap (strings included) is capped by the worker's resource limits; array buffers, shared array buffers and Wasm memory are sampled every ${MEMORY_SAMPLE_MS} ms inside the worker, only while the guest yields (this Node cannot read a busy worker's memory from the host): synchronous guest code can overshoot them until the timeout ends it. One last sample as the run ends fails a run that still holds more than the limit.`,
+      ? `The V8 heap (strings included) is capped by the worker's resource limits and Wasm memory in the realm (refused at allocation); array buffers are sampled every ${MEMORY_SAMPLE_MS} ms from the host, also while guest code runs synchronously, so a run can overshoot by what it allocates in ${MEMORY_SAMPLE_MS} ms; shared array buffers are sampled inside the worker only while the guest yields. One last sample as the run ends fails a run that still holds more than the limit.`
+      : `The V8 heap (strings included) is capped by the worker's resource limits and Wasm memory in the realm (refused at allocation); array buffers and shared array buffers are sampled every ${MEMORY_SAMPLE_MS} ms inside the worker, only while the guest yields (this Node cannot read a busy worker's memory from the host): synchronous guest code can overshoot them until the timeout ends it. One last sample as the run ends fails a run that still holds more than the limit.`,
   }),
 } satisfies EngineCapabilities);
 
