@@ -25,6 +25,7 @@ import {
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
 } from "@suaveplan/sandbox-guest";
+import { endedByGuest } from "./internal/guest-ending.js";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
 import { MEMORY_SAMPLE_MS } from "./internal/memory-sampling.js";
 import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
@@ -63,16 +64,6 @@ const maxWasmBytes = (workerData as { memoryLimit?: unknown } | null)?.memoryLim
 const wasmCap = typeof maxWasmBytes === "number" && maxWasmBytes > 0 ? maxWasmBytes : undefined;
 /** The next request's fresh context with the kernel installed, made while the worker waits (single-use). */
 let prepared: PreparedVmRealm | undefined;
-
-/** The run ended by the guest's own doing (a value, a throw, a syntax error, an untransferable result). */
-function endedByGuest(outcome: GuestOutcome): boolean {
-  return (
-    outcome.kind === "value" ||
-    outcome.kind === "error" ||
-    outcome.kind === "syntax" ||
-    outcome.kind === "untransferable"
-  );
-}
 
 function memoryOutcome(limitBytes: number): GuestOutcome {
   return { kind: "memory", limitBytes };

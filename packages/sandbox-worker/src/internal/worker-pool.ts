@@ -1,4 +1,5 @@
 import type { GuestOutcome } from "@suaveplan/sandbox-guest";
+import { endedByGuest } from "./guest-ending.js";
 import type { WorkerThread } from "./worker-thread.js";
 
 /** Settings of the reuse tier (see `WorkerEngineOptions.reuse`), checked. */
@@ -10,17 +11,14 @@ export interface ReuseSettings {
 }
 
 /**
- * The outcomes after which a worker may serve another run: the guest's own
- * ending (a value, a throw, a syntax error, a result that could not cross),
- * reported by the worker itself. A timeout, a memory limit, a cancel, a fault
- * or a worker that did not report retires it: its heap or its thread may be
- * in a state the next run must not inherit.
+ * Whether a worker whose run ended with `outcome` may serve another one: only
+ * after the guest's own ending ({@link endedByGuest}), reported by the worker
+ * itself. A timeout, a memory limit, a cancel, a fault or a worker that did
+ * not report retires it: its heap or its thread may be in a state the next run
+ * must not inherit.
  */
-const REUSABLE = new Set<GuestOutcome["kind"]>(["value", "error", "syntax", "untransferable"]);
-
-/** Whether a worker whose run ended with `outcome` may serve another one. */
 export function mayReuse(reported: boolean, outcome: GuestOutcome): boolean {
-  return reported && REUSABLE.has(outcome.kind);
+  return reported && endedByGuest(outcome);
 }
 
 /**
