@@ -735,9 +735,9 @@ return "returned";`,
       spawn: ["SANDBOX_MEMORY_EXCEEDED"],
       isolate: ["SANDBOX_MEMORY_EXCEEDED"],
       plugin: ["SAND_VM_MEMORY_EXCEEDED"],
-      // Sampled from the host while it runs where node can (22.16+); on Node 20, where node cannot
-      // read a busy worker's memory, by the worker's last sample as the run ends: the 256 MiB were
-      // still taken meanwhile (SECURITY.md, "Measured overshoot").
+      // Sampled from the host while it runs where node can (22.16+); on every line the host's
+      // resident-memory valve ends a worker that does not yield past limit + 48 MiB, and the
+      // worker's last sample as the run ends stands behind both (SECURITY.md, "Measured overshoot").
       worker: ["SANDBOX_MEMORY_EXCEEDED"],
     },
     declared: {

@@ -99,6 +99,37 @@ describe("WorkerEngine", () => {
     });
   });
 
+  it("ends a run that takes array buffers in a loop that never yields with SANDBOX_MEMORY_EXCEEDED, on every Node line", async () => {
+    // 1 GiB of touched, kept buffers under a 16 MiB limit, then a spin, all one synchronous
+    // stretch: the worker's own sampler never runs. Node 22.16+/24: the host samples the busy
+    // worker; Node 20: the process's resident memory ends it. Without either: SANDBOX_TIMEOUT.
+    const engine = makeEngine({ memoryLimit: 16 * MIB, timeout: 10_000 });
+    const result = await engine.execute(
+      "const kept = []; for (let i = 0; i < 64; i++) kept.push(new Uint8Array(16 * 1024 * 1024).fill(1)); for (;;);",
+    );
+    expect({ success: result.success, errorCode: result.errorCode }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.MEMORY_EXCEEDED,
+    });
+  });
+
+  it("ends only the run that never yields when another run shares the process", async () => {
+    // The Node 20 valve reads the whole process: the run that keeps yielding is not its suspect.
+    const engine = makeEngine({ memoryLimit: 16 * MIB, timeout: 10_000 });
+    const [bystander, bomb] = await Promise.all([
+      engine.execute("for (let i = 0; i < 40; i++) await new Promise((r) => setTimeout(r, 25)); 'done'"),
+      engine.execute(
+        "const kept = []; for (let i = 0; i < 64; i++) kept.push(new Uint8Array(16 * 1024 * 1024).fill(1)); for (;;);",
+      ),
+    ]);
+    expect(
+      [bystander, bomb].map((r) => ({ success: r.success, result: r.result, errorCode: r.errorCode })),
+    ).toEqual([
+      { success: true, result: "done", errorCode: undefined },
+      { success: false, result: undefined, errorCode: SANDBOX_CODES.MEMORY_EXCEEDED },
+    ]);
+  });
+
   it.each([
     ["a typed array it no longer references", "new Uint8Array(64 * 1024 * 1024).fill(1); 1"],
     ["an ArrayBuffer it keeps", "const kept = new ArrayBuffer(64 * 1024 * 1024); kept.byteLength"],
