@@ -28,15 +28,23 @@ import { WorkerSupply } from "../internal/worker-supply.js";
 import type { WorkerThread } from "../internal/worker-thread.js";
 
 const offHeap = HOST_SAMPLES_WORKERS ? "sampled" : "yields";
-/** The resident-memory valve (see `watchWorkerMemory`), as the capabilities say it. */
-const RESIDENT_VALVE = `Behind that, the host reads the process's resident memory every ${MEMORY_SAMPLE_MS} ms and ends a run whose worker has not yielded since the last reading once the process grew, since the run began, by more than every running run's limit plus ${RESIDENT_ALLOWANCE_BYTES / 1024 / 1024} MiB each: a guest that does not yield can overshoot by that much (and what it touches in ${MEMORY_SAMPLE_MS} ms), and memory the application takes meanwhile counts too.`;
+/** What `exactness` says on every Node line: the parts capped at allocation… */
+const CAPPED =
+  "The V8 heap (strings included) is capped by the worker's resource limits and Wasm memory in the realm (refused at allocation)";
+/** …the resident-memory valve (see `watchWorkerMemory`) and the last sample. */
+const BEHIND = `Behind that, the host reads the process's resident memory every ${MEMORY_SAMPLE_MS} ms and ends a run whose worker has not yielded since the last reading once the process grew, since the run began, by more than every running run's limit plus ${RESIDENT_ALLOWANCE_BYTES / 1024 / 1024} MiB each: a guest that does not yield can overshoot by that much (and what it touches in ${MEMORY_SAMPLE_MS} ms), and memory the application takes meanwhile counts too. One last sample as the run ends fails a run that still holds more than the limit.`;
+/** …and in between, what depends on the line. */
+const SAMPLED = HOST_SAMPLES_WORKERS
+  ? `array buffers are sampled every ${MEMORY_SAMPLE_MS} ms from the host, also while guest code runs synchronously, so a run can overshoot by what it allocates in ${MEMORY_SAMPLE_MS} ms; shared array buffers are sampled inside the worker only while the guest yields.`
+  : `array buffers and shared array buffers are sampled every ${MEMORY_SAMPLE_MS} ms inside the worker, only while the guest yields (this Node cannot read a busy worker's memory from the host).`;
 
 /**
  * What the worker engine guarantees — and what it does not. `memoryAccounting`
  * depends on the Node line: where the host can read a busy worker's memory
  * (`worker.getHeapStatistics()`, node 22.16+ and 24) array buffers are
  * sampled also during synchronous guest code; on older lines only while the
- * guest yields, with the process's resident memory as a coarser valve. Wasm memory is capped in the realm on every line.
+ * guest yields. On every line the process's resident memory is a coarser
+ * valve behind both, and Wasm memory is capped in the realm.
  */
 export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
   securityBoundary: false,
@@ -55,9 +63,7 @@ export const WORKER_CAPABILITIES: EngineCapabilities = Object.freeze({
       wasmMemory: "allocation",
     }),
     sampleIntervalMs: MEMORY_SAMPLE_MS,
-    exactness: HOST_SAMPLES_WORKERS
-      ? `The V8 heap (strings included) is capped by the worker's resource limits and Wasm memory in the realm (refused at allocation); array buffers are sampled every ${MEMORY_SAMPLE_MS} ms from the host, also while guest code runs synchronously, so a run can overshoot by what it allocates in ${MEMORY_SAMPLE_MS} ms; shared array buffers are sampled inside the worker only while the guest yields. ${RESIDENT_VALVE} One last sample as the run ends fails a run that still holds more than the limit.`
-      : `The V8 heap (strings included) is capped by the worker's resource limits and Wasm memory in the realm (refused at allocation); array buffers and shared array buffers are sampled every ${MEMORY_SAMPLE_MS} ms inside the worker, only while the guest yields (this Node cannot read a busy worker's memory from the host). ${RESIDENT_VALVE} One last sample as the run ends fails a run that still holds more than the limit.`,
+    exactness: `${CAPPED}; ${SAMPLED} ${BEHIND}`,
   }),
 } satisfies EngineCapabilities);
 
