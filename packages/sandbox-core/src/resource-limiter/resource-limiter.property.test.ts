@@ -90,6 +90,14 @@ describe("ResourceLimiter (properties)", () => {
     );
   });
 
+  it("refuses a value that cannot become a string (fast-check's counterexample) with SANDBOX_INVALID_CONFIG", () => {
+    for (const value of [{ toString: {} }, Object.create(null)]) {
+      expect(() => new ResourceLimiter({ maxExecutionsPerWindow: value } as never)).toThrow(
+        "ResourceLimiter: maxExecutionsPerWindow must be a positive integer (got object)",
+      );
+    }
+  });
+
   it("bad options are refused with SANDBOX_INVALID_CONFIG, never another exception", () => {
     fc.assert(
       fc.property(

@@ -126,7 +126,7 @@ function positiveInteger(field: string, value: number): void {
   if (Number.isSafeInteger(value) && value > 0) return;
   throw new SandboxError(
     SANDBOX_CODES.INVALID_CONFIG,
-    `ResourceLimiter: ${field} must be a positive integer (got ${String(value)})`,
+    `ResourceLimiter: ${field} must be a positive integer (got ${typeof value === "number" || typeof value === "bigint" ? String(value) : typeof value})`,
     { details: { field } },
   );
 }
