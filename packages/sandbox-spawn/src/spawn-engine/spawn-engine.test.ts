@@ -640,13 +640,14 @@ describe("SpawnEngine usage", () => {
     const result = await engine().execute(
       "await tools.echo('ab'); console.log('looping'); while (true) {}",
       {},
-      { hostCalls: echo, timeout: 300 },
+      // Long enough for the tool's round trip and the log to land first on a loaded machine.
+      { hostCalls: echo, timeout: 1_500 },
     );
     expect(result).toStrictEqual({
       success: false,
       errorCode: SANDBOX_CODES.TIMEOUT,
       error:
-        "Execution timed out after 300 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
+        "Execution timed out after 1500 ms (sync code, promises and timers share this budget) (SANDBOX_TIMEOUT)",
       logs: [{ level: "log", message: "looping" }],
       duration: expect.any(Number),
       usage: {
