@@ -141,6 +141,22 @@ describe("createVmSandbox", () => {
     ]);
   });
 
+  it("logs arguments node's formatter cannot convert (%d of an object whose toString and valueOf were functions) and stays usable", async () => {
+    env = createConformanceEnv(createVmSandbox);
+    const { entry } = await env.plugin({
+      "plugin.mjs": `export function talk() { console.log("%d %i %f!", { toString() { return "x"; }, valueOf() { return "y"; } }, { toString() {}, valueOf() {} }, {}); return "logged"; }`,
+    });
+    const logs: unknown[] = [];
+    const sandbox = await env.sandbox({
+      pluginModulePath: entry,
+      policy: {},
+      onLog: (entry) => logs.push(entry),
+    });
+    expect([await sandbox.call("talk"), await sandbox.call("talk")]).toEqual(["logged", "logged"]);
+    const line = { level: "log", message: "NaN NaN NaN!" };
+    expect(logs).toEqual([line, line]);
+  });
+
   it("validates options and the policy, naming the field", async () => {
     expect(await failure(createVmSandbox({ pluginModulePath: "", policy: {} }))).toMatchObject({
       code: "SAND_VM_INVALID_OPTIONS",
