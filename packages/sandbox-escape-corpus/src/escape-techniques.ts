@@ -777,13 +777,9 @@ return made;`,
       worker: ["SANDBOX_RESULT_NOT_TRANSFERABLE", "SANDBOX_MEMORY_EXCEEDED"],
       spawn: ["SANDBOX_RESULT_NOT_TRANSFERABLE", "SANDBOX_MEMORY_EXCEEDED"],
       isolate: ["SANDBOX_RESULT_NOT_TRANSFERABLE", "SANDBOX_MEMORY_EXCEEDED"],
-      plugin: ["SAND_VM_MEMORY_EXCEEDED"],
-    },
-    declared: {
-      plugin: {
-        outcome: ["SAND_VM_MEMORY_EXCEEDED", "host-died"],
-        note: "HOST CRASH on Node 24: copying the 256 MiB result out of the plugin worker aborts the whole process (FATAL ERROR: Reached heap limit); SAND_VM_MEMORY_EXCEEDED on Node 20",
-      },
+      // Refused before its copy is built (half of memoryLimitMb); building it aborted the whole
+      // process on Node 24 (V8's fatal out-of-memory on one huge string, nodejs/node#47224).
+      plugin: ["SAND_VM_DATA_CLONE_FAILED"],
     },
   },
   {

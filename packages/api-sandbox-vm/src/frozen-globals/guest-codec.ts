@@ -112,33 +112,54 @@ export function installGuestCodec(kit: GuestKit): void {
     return "[object]";
   };
 
+  const maxBytes = kit.config.maxPayloadBytes;
   kit.encode = (value, lenient = false) => {
     const seen = new Map<object, number>();
     let count = 0;
+    /** UTF-16 code units the text will hold: strings, keys and base64 before JSON escaping, other nodes roughly. */
+    let units = 0;
     const refuse = (v: unknown, what: string): unknown => {
       if (lenient) return describe(v);
       throw cloneError(what);
     };
+    /** Counts `n` more units; past the budget the value is refused (a log line says so instead). */
+    const fits = (n: number): boolean => {
+      if ((units + n) * 2 <= maxBytes) {
+        units += n;
+        return true;
+      }
+      if (lenient) return false;
+      throw cloneError(`a value larger than ${maxBytes} bytes (half of the sandbox's memory limit)`);
+    };
+    const TOO_LARGE = "[larger than the copy limit]";
+    const bytes = (tag: string[], view: Uint8Array): unknown =>
+      fits(Math.ceil(view.byteLength / 3) * 4 + 8) ? [...tag, kit.toBase64(view)] : TOO_LARGE;
     const encode = (v: unknown): unknown => {
       switch (typeof v) {
         case "string":
+          return fits(v.length + 3) ? v : TOO_LARGE;
         case "boolean":
+          fits(6);
           return v;
         case "number":
           if (Number.isNaN(v)) return ["n", "NaN"];
           if (v === Number.POSITIVE_INFINITY) return ["n", "Infinity"];
           if (v === Number.NEGATIVE_INFINITY) return ["n", "-Infinity"];
           if (v === 0 && 1 / v < 0) return ["n", "-0"];
+          fits(24);
           return v;
         case "undefined":
           return ["u"];
-        case "bigint":
-          return ["i", String(v)];
+        case "bigint": {
+          const digits = String(v);
+          return fits(digits.length + 8) ? ["i", digits] : TOO_LARGE;
+        }
         case "symbol":
           return refuse(v, "a symbol");
         case "function":
           return refuse(v, "a function");
       }
+      fits(8);
       if (v === null) return null;
       const object = v as object;
       const ref = seen.get(object);
@@ -152,17 +173,13 @@ export function installGuestCodec(kit: GuestKit): void {
       const tag = apply(typedArrayTag, object, []);
       if (tag !== undefined) {
         const view = object as Uint8Array;
-        return ["t", tag, kit.toBase64(new Uint8Array(view.buffer, view.byteOffset, view.byteLength))];
+        return bytes(["t", tag], new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
       }
       if (ArrayBuffer.isView(object)) {
-        return [
-          "t",
-          "DataView",
-          kit.toBase64(new Uint8Array(object.buffer, object.byteOffset, object.byteLength)),
-        ];
+        return bytes(["t", "DataView"], new Uint8Array(object.buffer, object.byteOffset, object.byteLength));
       }
       if (brand(bufferByteLength as never, object))
-        return ["b", kit.toBase64(new Uint8Array(object as ArrayBuffer))];
+        return bytes(["b"], new Uint8Array(object as ArrayBuffer));
       if (brand(Date.prototype.getTime as never, object)) {
         const time = apply(Date.prototype.getTime, object, []) as number;
         return ["d", Number.isNaN(time) ? null : time];
@@ -182,9 +199,13 @@ export function installGuestCodec(kit: GuestKit): void {
       }
       if (object instanceof Error) {
         const e = object as Error & { code?: unknown; cause?: unknown };
-        const fields: Record<string, unknown> = { name: String(e.name), message: String(e.message) };
+        const text = (part: string): string => (fits(part.length + 12) ? part : TOO_LARGE);
+        const fields: Record<string, unknown> = {
+          name: text(String(e.name)),
+          message: text(String(e.message)),
+        };
         const stack = e.stack;
-        if (typeof stack === "string") fields.stack = stack;
+        if (typeof stack === "string") fields.stack = text(stack);
         if (typeof e.code === "string") fields.code = e.code;
         if (kit.isSandboxRaised(e)) fields.sandbox = true;
         if (Object.hasOwn(e, "cause")) fields.cause = encode(e.cause);
@@ -199,8 +220,10 @@ export function installGuestCodec(kit: GuestKit): void {
         return refuse(object, `a ${object.constructor.name}`);
       }
       const entries: unknown[] = [];
-      for (const key of Object.keys(object))
+      for (const key of Object.keys(object)) {
+        if (!fits(key.length + 6)) continue;
         entries.push([key, encode((object as Record<string, unknown>)[key])]);
+      }
       return ["o", entries];
     };
     return JSON.stringify(encode(value));

@@ -36,6 +36,12 @@ export interface GuestConfig {
   pluginUrlPrefix: string;
   /** Host tool names: members of the frozen `tools` global (installed when non-empty). */
   tools: string[];
+  /**
+   * The most bytes (UTF-16 code units × 2) the codec writes for one value: half of
+   * `memoryLimitMb`, so that a copy is refused before it is built rather than by V8's
+   * fatal out-of-memory on one huge string (nodejs/node#47224).
+   */
+  maxPayloadBytes: number;
 }
 
 /** Members the parts add to the kit, in install order. */

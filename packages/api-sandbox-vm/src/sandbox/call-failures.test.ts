@@ -15,6 +15,9 @@ const PLUGIN = `
   export const hang = () => new Promise(() => {});
   export const ping = () => "pong";
   export const bigText = () => "x".repeat(20 * 1024 * 1024);
+  export const bigLog = () => { console.log("big:", "x".repeat(20 * 1024 * 1024)); return "logged"; };
+  // One 4 MiB string referenced 64 times: 256 MiB of copy from 4 MiB of heap.
+  export const giantResult = () => { const s = "x".repeat(2 ** 22); return Array(64).fill(s); };
   // Off the heap: 8 x 64 MiB of typed arrays at most, so a missed limit is an assertion, not a dead machine.
   export const hoardBuffers = () => { const hoard = []; for (let i = 0; i < 64; i++) hoard.push(new Uint8Array(8 * 1024 * 1024).fill(1)); return hoard.length; };
   // Answers first, then fills the heap in the same drain of the microtask queue.
@@ -156,19 +159,37 @@ describe("plugin host failures land on the call that caused them", () => {
     });
   });
 
-  it("a 20 MB result either fails its own call or the next call runs", async () => {
-    // Under a 64 MiB heap, copying 20 MB out may or may not fit (it depends on the line's V8);
-    // either way the failure belongs to this call and never to the innocent one after it.
-    const sandbox = await start({ memoryLimitMb: 64, timeoutMs: 20_000 });
-    const big = await outcome(sandbox.call("bigText"));
-    const next = await outcome(sandbox.call("ping"));
-    const shape =
-      "ok" in big
-        ? { big: (big.ok as string).length, next }
-        : { big: big.code, next: "code" in next ? next.code : next };
-    expect([
-      { big: 20 * 1024 * 1024, next: { ok: "pong" } },
-      { big: "SAND_VM_MEMORY_EXCEEDED", next: "SAND_VM_DISPOSED" },
-    ]).toContainEqual(shape);
+  it("a value whose copy would pass half of memoryLimitMb is refused before it is built, on its own call; the next call runs", async () => {
+    // Under a 64 MiB limit the copy may hold 32 MiB: a 20 MiB string is 40 MiB of codec text, and a
+    // 4 MiB string referenced 64 times is 512 MiB (on Node 24 building it aborted the whole process).
+    const logs: unknown[] = [];
+    env = createConformanceEnv(createVmSandbox);
+    const { entry } = await env.plugin({ "plugin.mjs": PLUGIN });
+    const sandbox = await env.sandbox({
+      pluginModulePath: entry,
+      policy: {},
+      memoryLimitMb: 64,
+      timeoutMs: 20_000,
+      onLog: (entry) => logs.push(entry),
+    });
+    const refused = {
+      code: "SAND_VM_DATA_CLONE_FAILED",
+      message: `a value larger than ${32 * 1024 * 1024} bytes (half of the sandbox's memory limit) could not be cloned across the sandbox boundary (SAND_VM_DATA_CLONE_FAILED); ${DOCS}/SAND_VM_DATA_CLONE_FAILED.md`,
+    };
+    expect({
+      big: await outcome(sandbox.call("bigText")),
+      giant: await outcome(sandbox.call("giantResult")),
+      log: await outcome(sandbox.call("bigLog")),
+      logs,
+      next: await outcome(sandbox.call("ping")),
+      disposed: sandbox.disposed,
+    }).toEqual({
+      big: refused,
+      giant: refused,
+      log: { ok: "logged" },
+      logs: [{ level: "log", message: "big: [larger than the copy limit]" }],
+      next: { ok: "pong" },
+      disposed: false,
+    });
   });
 });

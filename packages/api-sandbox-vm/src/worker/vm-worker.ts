@@ -215,6 +215,7 @@ async function main(): Promise<void> {
     capabilities: init.capabilities,
     pluginUrlPrefix: PLUGIN_URL_PREFIX,
     tools: init.tools,
+    maxPayloadBytes: Math.floor(init.memoryLimitBytes / 2),
   });
   const api = apply(bootstrap as (...args: unknown[]) => unknown, undefined, [
     bridge,
