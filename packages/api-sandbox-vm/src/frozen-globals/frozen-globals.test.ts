@@ -80,6 +80,18 @@ export function clone() {
     symbol: outcome(() => structuredClone(Symbol("s"))),
   };
 }
+
+export function prototypes() {
+  class Sub extends Map {}
+  const disguised = Object.setPrototypeOf(new Map([[1, 2]]), Object.prototype);
+  const bare = Object.assign(Object.create(null), { a: 1 });
+  const copy = structuredClone({ sub: new Sub([[1, 2]]), disguised, bare });
+  return {
+    sub: [copy.sub instanceof Map, copy.sub.get(1)],
+    disguised: copy.disguised instanceof Map,
+    bare: [Object.keys(copy.bare), Object.getPrototypeOf(copy.bare) === Object.prototype],
+  };
+}
 `;
 
 let env: ConformanceEnv;
@@ -96,6 +108,14 @@ afterAll(async () => {
 });
 
 describe("FrozenGlobals behave like the platform's", () => {
+  it("structuredClone copies an ordinary object without brand checks: a Map given Object.prototype is copied as the plain object it claims to be (the platform keeps it a Map)", async () => {
+    const platform = { sub: [true, 2], disguised: true, bare: [["a"], true] };
+    expect({ sandbox: await sandbox.call("prototypes"), host: await host.prototypes?.() }).toEqual({
+      sandbox: { ...platform, disguised: false },
+      host: platform,
+    });
+  });
+
   for (const probe of ["url", "searchParams", "text", "cryptoSubset", "clone"]) {
     it(`${probe} gives the same answers inside the sandbox as on the host`, async () => {
       expect(await sandbox.call(probe)).toEqual(await host[probe]?.());
