@@ -17,5 +17,6 @@ export default defineConfig(
     "testing/index": "src/testing/index.ts",
     "guest-script/index": "src/guest-script/index.ts",
     "env/index": "src/env/index.ts",
+    "worker-memory/index": "src/worker-memory/index.ts",
   }),
 );

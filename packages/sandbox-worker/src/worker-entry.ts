@@ -13,6 +13,7 @@
  * are matched to their run by number, so none reaches a later run.
  */
 import { parentPort, workerData } from "node:worker_threads";
+import { MEMORY_SAMPLE_MS } from "@suaveplan/sandbox-core/worker-memory";
 import {
   DEFAULT_MAX_TIMERS,
   type GuestDriver,
@@ -27,7 +28,6 @@ import {
 } from "@suaveplan/sandbox-guest";
 import { endedByGuest } from "./internal/guest-ending.js";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
-import { MEMORY_SAMPLE_MS } from "./internal/memory-sampling.js";
 import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
 import type { HostMessage, WorkerMessage } from "./internal/worker-message.js";
 

@@ -20,6 +20,8 @@ const PLUGIN = `
   export const giantResult = () => { const s = "x".repeat(2 ** 22); return Array(64).fill(s); };
   // Off the heap: 8 x 64 MiB of typed arrays at most, so a missed limit is an assertion, not a dead machine.
   export const hoardBuffers = () => { const hoard = []; for (let i = 0; i < 64; i++) hoard.push(new Uint8Array(8 * 1024 * 1024).fill(1)); return hoard.length; };
+  // 1 GiB of array buffers touched, then a spin: the plugin never yields, so nothing in the worker runs.
+  export const hoardWithoutYielding = () => { const hoard = []; for (let i = 0; i < 128; i++) hoard.push(new Uint8Array(8 * 1024 * 1024).fill(1)); for (;;) {} };
   // Answers first, then fills the heap in the same drain of the microtask queue.
   export const hoardLater = () => {
     Promise.resolve().then(() => { const hoard = []; for (;;) hoard.push(new Array(1e5).fill(hoard.length)); });
@@ -46,6 +48,9 @@ async function outcome(
 }
 
 const DOCS = "see @suaveplan/api-sandbox-vm/docs/errors";
+/** A memory failure of a 64 MiB sandbox: by the worker's own accounting, or by the host's resident-memory valve. */
+const GREW_PAST_LIMIT =
+  /^the (plugin's memory \(heap and array buffers\)|process's resident memory) grew by \d+ bytes(, | while the plugin ran without yielding, )past the sandbox limit of 64 MiB( plus 48 MiB)?; the sandbox was disposed/;
 
 describe("plugin host failures land on the call that caused them", () => {
   it("a call that spins fails itself; the next call is told at once that the sandbox is gone and why", async () => {
@@ -116,15 +121,7 @@ describe("plugin host failures land on the call that caused them", () => {
     const hoarded = await outcome(sandbox.call("hoardBuffers"));
     const next = await outcome(sandbox.call("ping"));
     expect({
-      hoarded:
-        "code" in hoarded
-          ? [
-              hoarded.code,
-              /^the plugin's memory \(heap and array buffers\) grew by \d+ bytes, past the sandbox limit of 64 MiB; the sandbox was disposed/.test(
-                hoarded.message,
-              ),
-            ]
-          : hoarded,
+      hoarded: "code" in hoarded ? [hoarded.code, GREW_PAST_LIMIT.test(hoarded.message)] : hoarded,
       disposedAtOnce: sandbox.disposed,
       next: "code" in next ? [next.code, next.message.includes('during plugin export "hoardBuffers"')] : next,
     }).toEqual({
@@ -132,6 +129,19 @@ describe("plugin host failures land on the call that caused them", () => {
       disposedAtOnce: true,
       next: ["SAND_VM_DISPOSED", true],
     });
+  });
+
+  it("array buffers taken without yielding end the call with SAND_VM_MEMORY_EXCEEDED on every Node line, not at its timeout", async () => {
+    // Node 22.16+ samples the busy worker's heap from the host; on every line the host's
+    // resident-memory valve stands behind that (on Node 20 it is all there is until the timeout).
+    const sandbox = await start({ memoryLimitMb: 64, timeoutMs: 10_000 });
+    const hoarded = await outcome(sandbox.call("hoardWithoutYielding"));
+    expect({
+      code: "code" in hoarded ? hoarded.code : hoarded,
+      disposed: sandbox.disposed,
+      next: await outcome(sandbox.call("ping")).then((next) => ("code" in next ? next.code : next)),
+    }).toEqual({ code: "SAND_VM_MEMORY_EXCEEDED", disposed: true, next: "SAND_VM_DISPOSED" });
+    expect((hoarded as { message: string }).message).toMatch(GREW_PAST_LIMIT);
   });
 
   it("a result over maxOutputBytes fails its own call only; the sandbox goes on", async () => {

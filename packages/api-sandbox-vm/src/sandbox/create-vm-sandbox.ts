@@ -3,10 +3,14 @@ import { formatWithOptions, inspect } from "node:util";
 import { Worker } from "node:worker_threads";
 import { PermissionChecker, type PermissionCode, PermissionError } from "@suaveplan/api-sandbox-permissions";
 import type { LogLevel } from "@suaveplan/sandbox-core/types";
+import {
+  RESIDENT_ALLOWANCE_BYTES,
+  watchResidentMemory,
+  watchWorkerHeap,
+} from "@suaveplan/sandbox-core/worker-memory";
 import type { ToolCallRecord } from "@suaveplan/sandbox-tools";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
 import type { FromWorker, ToWorker, WorkerInit } from "../internal/protocol.js";
-import { watchWorkerMemory } from "../internal/worker-memory.js";
 import {
   type DecodedGuestError,
   decodeGuestValue,
@@ -149,6 +153,8 @@ class VmSandbox implements VmSandboxHandle {
   readonly #tools: VmToolHost;
   readonly #pending = new Map<number, PendingCall>();
   #stopMemoryWatch: () => void = () => {};
+  /** The resident-memory valve, held while calls are pending (see `#updateRef`). */
+  #stopResidentWatch: (() => void) | undefined;
   /** Calls sent to the worker whose own drain has not ended yet, oldest first. */
   readonly #unacked: number[] = [];
   /** Calls whose result arrived during a drain that has not ended yet. */
@@ -350,6 +356,7 @@ class VmSandbox implements VmSandboxHandle {
   #teardown(reason: Error): Promise<void> {
     this.#loading = false;
     this.#stopMemoryWatch();
+    this.#watchResidentMemory(false);
     clearTimeout(this.#loadTimer);
     this.#settleReady?.reject(reason);
     for (const call of this.#pending.values()) {
@@ -415,6 +422,29 @@ class VmSandbox implements VmSandboxHandle {
     if (this.#loading || this.#pending.size > 0 || this.#proxies.inFlight > 0 || this.#tools.inFlight > 0)
       this.#worker.ref();
     else this.#worker.unref();
+    this.#watchResidentMemory(this.#pending.size > 0);
+  }
+
+  /**
+   * While calls are pending, the process's resident memory stands behind the worker's own checks:
+   * a plugin that takes array buffers without yielding (which node 20 cannot sample from the host)
+   * is ended once the process grew by more than the limit plus the allowance since the calls began.
+   */
+  #watchResidentMemory(busy: boolean): void {
+    if (busy && this.#stopResidentWatch === undefined) {
+      const limitMb = this.#options.memoryLimitMb;
+      this.#stopResidentWatch = watchResidentMemory(this.#worker, limitMb * 1024 * 1024, (grown) =>
+        this.#fail(
+          new VmSandboxError(
+            SAND_VM_CODES.MEMORY_EXCEEDED,
+            `the process's resident memory grew by ${grown} bytes while the plugin ran without yielding, past the sandbox limit of ${limitMb} MiB plus ${RESIDENT_ALLOWANCE_BYTES / 1024 / 1024} MiB; the sandbox was disposed`,
+          ),
+        ),
+      );
+    } else if (!busy && this.#stopResidentWatch !== undefined) {
+      this.#stopResidentWatch();
+      this.#stopResidentWatch = undefined;
+    }
   }
 
   #onMessage(message: FromWorker): void {
@@ -447,7 +477,7 @@ class VmSandbox implements VmSandboxHandle {
         this.#updateRef();
         // Off-heap memory is sampled from the host too where node can read a busy worker.
         const limitBytes = this.#options.memoryLimitMb * 1024 * 1024;
-        this.#stopMemoryWatch = watchWorkerMemory(this.#worker, limitBytes, (grown) =>
+        this.#stopMemoryWatch = watchWorkerHeap(this.#worker, limitBytes, (grown) =>
           this.#fail(
             new VmSandboxError(
               SAND_VM_CODES.MEMORY_EXCEEDED,

@@ -1,4 +1,5 @@
 import type { HostCalls, LogEntry } from "@suaveplan/sandbox-core/types";
+import { watchWorkerMemory } from "@suaveplan/sandbox-core/worker-memory";
 import {
   type CallReply,
   type DriverEvent,
@@ -6,7 +7,6 @@ import {
   type ExecutionRequest,
   type GuestOutcome,
 } from "@suaveplan/sandbox-guest";
-import { watchWorkerMemory } from "./memory-sampling.js";
 import type { HostMessage } from "./worker-message.js";
 import type { ThreadListener, WorkerThread } from "./worker-thread.js";
 

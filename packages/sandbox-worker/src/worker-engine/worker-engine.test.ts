@@ -1,8 +1,8 @@
 import { Worker } from "node:worker_threads";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import type { LogEntry, SandboxResult } from "@suaveplan/sandbox-core/types";
+import { HOST_SAMPLES_WORKERS } from "@suaveplan/sandbox-core/worker-memory";
 import { afterEach, describe, expect, it } from "vitest";
-import { HOST_SAMPLES_WORKERS } from "../internal/memory-sampling.js";
 import { WORKER_CAPABILITIES, WorkerEngine } from "./worker-engine.js";
 
 // These tests start real worker threads from the built entry (dist/worker-entry.cjs): run `pnpm build` first.

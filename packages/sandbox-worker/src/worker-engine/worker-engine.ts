@@ -10,16 +10,16 @@ import {
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import {
+  HOST_SAMPLES_WORKERS,
+  MEMORY_SAMPLE_MS,
+  RESIDENT_ALLOWANCE_BYTES,
+} from "@suaveplan/sandbox-core/worker-memory";
+import {
   buildExecutionRequest,
   ModuleRegistry,
   toSandboxResult,
   withoutCode,
 } from "@suaveplan/sandbox-guest";
-import {
-  HOST_SAMPLES_WORKERS,
-  MEMORY_SAMPLE_MS,
-  RESIDENT_ALLOWANCE_BYTES,
-} from "../internal/memory-sampling.js";
 import { MIN_WORKER_MEMORY_BYTES } from "../internal/resource-limits.js";
 import { parseReuseOption, type ReuseOption } from "../internal/reuse-option.js";
 import { type ReuseSettings, WorkerPool } from "../internal/worker-pool.js";
@@ -32,7 +32,7 @@ const offHeap = HOST_SAMPLES_WORKERS ? "sampled" : "yields";
 const CAPPED =
   "The V8 heap (strings included) is capped by the worker's resource limits and Wasm memory in the realm (refused at allocation)";
 /** …the resident-memory valve (see `watchWorkerMemory`) and the last sample. */
-const BEHIND = `Behind that, the host reads the process's resident memory every ${MEMORY_SAMPLE_MS} ms and ends a run whose worker has not yielded since the last reading once the process grew, since the run began, by more than every running run's limit plus ${RESIDENT_ALLOWANCE_BYTES / 1024 / 1024} MiB each: a guest that does not yield can overshoot by that much (and what it touches in ${MEMORY_SAMPLE_MS} ms), and memory the application takes meanwhile counts too. One last sample as the run ends fails a run that still holds more than the limit.`;
+const BEHIND = `Behind that, the host reads the process's resident memory every ${MEMORY_SAMPLE_MS} ms and ends a run whose worker has not yielded for three readings in a row once the process grew, since the run began, by more than every running run's limit plus ${RESIDENT_ALLOWANCE_BYTES / 1024 / 1024} MiB each: a guest that does not yield can overshoot by that much (and what it touches in ${3 * MEMORY_SAMPLE_MS} ms), and memory the application takes meanwhile counts too. One last sample as the run ends fails a run that still holds more than the limit.`;
 /** …and in between, what depends on the line. */
 const SAMPLED = HOST_SAMPLES_WORKERS
   ? `array buffers are sampled every ${MEMORY_SAMPLE_MS} ms from the host, also while guest code runs synchronously, so a run can overshoot by what it allocates in ${MEMORY_SAMPLE_MS} ms; shared array buffers are sampled inside the worker only while the guest yields.`
