@@ -5,7 +5,6 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { types } from "node:util";
 import { type Context, constants, createContext, Script, SourceTextModule } from "node:vm";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
-import { MEMORY_SAMPLE_MS } from "@suaveplan/sandbox-core/worker-memory";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
 import { buildBootstrapSource, PLUGIN_URL_PREFIX } from "../frozen-globals/bootstrap-source.js";
 import type { GuestHostApi } from "../frozen-globals/guest-host-api.js";
@@ -23,25 +22,6 @@ const wire = (code: SandVmCode, message: string): WireError => ({ code, message 
 /** Results of calls the main thread stopped waiting for (timed out) are dropped. */
 const forgotten = new Set<number>();
 
-/**
- * Calls the plugin has not answered yet. While there are any, a timer wakes this thread's event
- * loop every half sampling interval: node counts a worker's idle time only when its loop wakes,
- * and the host's resident-memory valve reads a worker whose idle time stands still as one that
- * runs without yielding.
- */
-const answering = new Set<number>();
-let wake: NodeJS.Timeout | undefined;
-function answered(id: number): void {
-  answering.delete(id);
-  if (answering.size === 0 && wake !== undefined) {
-    clearInterval(wake);
-    wake = undefined;
-  }
-}
-function answeringCall(id: number): void {
-  answering.add(id);
-  wake ??= setInterval(() => {}, MEMORY_SAMPLE_MS / 2);
-}
 let capabilitySeq = 0;
 let broken = false;
 /** The call whose message started the running drain (null for other drains). */
@@ -73,7 +53,6 @@ function bridge(op: unknown, a: unknown, b: unknown): string | undefined {
       case "result.ok":
       case "result.error": {
         if (typeof a !== "number" || typeof b !== "string") return undefined;
-        answered(a);
         if (forgotten.delete(a)) return undefined;
         if (init.maxOutputBytes !== null && b.length * 2 > init.maxOutputBytes) {
           post({ t: "result-too-large", id: a, bytes: b.length * 2 });
@@ -252,7 +231,6 @@ async function main(): Promise<void> {
     if (broken) return;
     switch (message.t) {
       case "call":
-        answeringCall(message.id);
         apply(queueCall, undefined, [message.id, message.name, message.payload]);
         drain(message.id);
         break;
@@ -262,7 +240,6 @@ async function main(): Promise<void> {
         break;
       case "forget":
         forgotten.add(message.id);
-        answered(message.id);
         break;
       case "probe":
         // Reached only when no drain runs: the call is waiting, not running.

@@ -109,10 +109,9 @@ interface ResidentWatch {
 }
 
 /**
- * Samples in a row without idle time that make a worker busy: node counts a worker's idle time
- * only when its event loop wakes, so one sample cannot tell a busy worker from one waiting in a
- * poll; a worker under a watch must wake at least every {@link MEMORY_SAMPLE_MS} while it waits
- * (the worker engine's own sampler does, the plugin host keeps a timer).
+ * Readings in a row without idle time that make a worker busy: a worker that yields can still run
+ * one synchronous stretch longer than an interval (filling an 8 MiB buffer took more than 10 ms
+ * here), and one reading would take it for a worker that never yields.
  */
 const BUSY_SAMPLES = 3;
 
