@@ -29,6 +29,7 @@ import {
 import { endedByGuest } from "./internal/guest-ending.js";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
 import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
+import type { CodeCacheHook } from "./internal/worker-entry-source.js";
 import type { HostMessage, WorkerMessage } from "./internal/worker-message.js";
 
 hardenWorkerRealm();
@@ -147,7 +148,13 @@ const warmUp =
   (workerData as { warmUp?: unknown } | null)?.warmUp === false
     ? Promise.resolve()
     : startVmExecution(WARM_UP_REQUEST).result;
+/** Passed by the loader (`WORKER_LOADER`); absent when the entry runs as plain source (tests). */
+declare const __suaveplan_code_cache: CodeCacheHook | undefined;
+const cacheHook = typeof __suaveplan_code_cache === "object" ? __suaveplan_code_cache : undefined;
+const makeCodeCache = (workerData as { makeCodeCache?: unknown } | null)?.makeCodeCache === true;
 void warmUp.then(() => {
   prepareNext();
-  post({ type: "ready" });
+  // Made after the warm-up, so the functions it ran are in it, and before any guest code ran.
+  const codeCache = makeCodeCache ? cacheHook?.make() : undefined;
+  post({ type: "ready", cacheStatus: cacheHook?.status ?? "none", ...(codeCache && { codeCache }) });
 });

@@ -4,8 +4,7 @@ let cached: string | undefined;
 
 /**
  * The source text of the built worker entry (`worker-entry.cjs`, a
- * self-contained CommonJS script), which the engine hands to
- * `new Worker(source, { eval: true })`. In the published package it sits in
+ * self-contained CommonJS script). In the published package it sits in
  * `dist/` next to the engine code; when the engine runs from `src/` (tests in
  * this repo) it is taken from the package's `dist/` (run `pnpm build` first).
  * Read once, then cached. Returns `undefined` when neither file exists.
@@ -24,4 +23,60 @@ export function workerEntrySource(): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The name of the wrapped entry's {@link CodeCacheHook} parameter (see {@link workerEntryFunction}). */
+export const CODE_CACHE_HOOK = "__suaveplan_code_cache";
+
+/** What the loader tells the entry of its code cache, and how the entry makes one. */
+export interface CodeCacheHook {
+  /** Whether V8 took the cache it was given: `none` when there was none. */
+  readonly status: CodeCacheStatus;
+  make(): Uint8Array;
+}
+
+/** Whether a worker's entry was compiled from the host's code cache (`WorkerThread.codeCache`). */
+export type CodeCacheStatus = "none" | "accepted" | "rejected";
+
+let wrapped: string | undefined;
+
+/**
+ * The worker entry as a function expression of `require` and
+ * {@link CODE_CACHE_HOOK}, the text {@link WORKER_LOADER} compiles in the
+ * worker, with the code cache of an earlier worker when the host has one.
+ */
+export function workerEntryFunction(): string | undefined {
+  if (wrapped !== undefined) return wrapped;
+  const source = workerEntrySource();
+  if (source === undefined) return undefined;
+  wrapped = `(function (require, ${CODE_CACHE_HOOK}) {\n${source}\n})`;
+  return wrapped;
+}
+
+/**
+ * What `new Worker(…, { eval: true })` runs: it compiles the entry (from
+ * `workerData.entry`) as a `vm.Script`, with `workerData.codeCache` when the
+ * host has one, and hands the entry {@link CodeCacheHook}. V8 checks a
+ * cache against the source and its flags and compiles afresh when it does not
+ * match, so a stale cache costs time, never behaviour. The cache is made only
+ * from our own entry, after its warm-up and before any guest code runs.
+ */
+export const WORKER_LOADER = `"use strict";
+const { Script } = require("node:vm");
+const { workerData } = require("node:worker_threads");
+const script = new Script(workerData.entry, { filename: "suaveplan:worker-entry", cachedData: workerData.codeCache });
+const status = workerData.codeCache === undefined ? "none" : script.cachedDataRejected ? "rejected" : "accepted";
+script.runInThisContext()(require, { status, make: () => script.createCachedData() });
+`;
+
+let codeCache: Uint8Array | undefined;
+
+/** The entry's code cache, once a worker has made one (this process keeps one). */
+export function entryCodeCache(): Uint8Array | undefined {
+  return codeCache;
+}
+
+/** Keep the code cache a worker made after its warm-up, for the workers started after it. */
+export function rememberEntryCodeCache(cache: Uint8Array): void {
+  codeCache ??= cache;
 }

@@ -1,4 +1,5 @@
 import type { CallReply, DriverEvent, ExecutionRequest } from "@suaveplan/sandbox-guest";
+import type { CodeCacheStatus } from "./worker-entry-source.js";
 
 /**
  * What the worker entry posts to the host: `ready` once it has booted (the
@@ -6,10 +7,13 @@ import type { CallReply, DriverEvent, ExecutionRequest } from "@suaveplan/sandbo
  * and `call`s (guest→host calls, answered by a `reply`) while the guest runs,
  * and one `done` with the outcome and usage. A worker of the reuse tier is
  * ready again with its `done` (it prepares the next context before it reads
- * the next message) and posts no second `ready`. Internal: never exported
+ * the next message) and posts no second `ready`. The first warmed worker's
+ * `ready` carries the entry's code cache, made before any guest code ran. Internal: never exported
  * from the package.
  */
-export type WorkerMessage = { type: "ready" } | DriverEvent;
+export type WorkerMessage =
+  | { type: "ready"; cacheStatus: CodeCacheStatus; codeCache?: Uint8Array }
+  | DriverEvent;
 
 /**
  * What the host posts to the worker entry: a `run` request, then a `reply`
