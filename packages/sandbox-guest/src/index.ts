@@ -76,8 +76,11 @@ export { isStraightLine } from "./vm-realm/straight-line.js";
 export {
   compileGuestScript,
   createVmRealm,
+  kernelCodeCache,
+  newKernelBinding,
   type PreparedRealmLimits,
   PreparedVmRealm,
   prepareVmRealm,
+  useKernelScript,
   type VmRealmOptions,
 } from "./vm-realm/vm-realm.js";

@@ -20,11 +20,13 @@ import {
   type GuestOutcome,
   GuestScriptCache,
   isolateMemoryBytes,
+  kernelCodeCache,
   type PreparedVmRealm,
   prepareVmRealm,
   refusedAllocation,
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
+  useKernelScript,
 } from "@suaveplan/sandbox-guest";
 import { endedByGuest } from "./internal/guest-ending.js";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
@@ -33,6 +35,17 @@ import type { CodeCacheHook } from "./internal/worker-entry-source.js";
 import type { HostMessage, WorkerMessage } from "./internal/worker-message.js";
 
 hardenWorkerRealm();
+
+// Every worker of a host names the kernel alike, so one worker's code cache of it serves the next.
+const { kernelBinding, kernelCache } = (workerData ?? {}) as {
+  kernelBinding?: unknown;
+  kernelCache?: unknown;
+};
+if (typeof kernelBinding === "string")
+  useKernelScript({
+    binding: kernelBinding,
+    cachedData: kernelCache instanceof Uint8Array ? kernelCache : undefined,
+  });
 
 const port = parentPort;
 if (port === null) throw new Error("@suaveplan/sandbox-worker: worker-entry must run inside a worker thread");
@@ -154,7 +167,15 @@ const cacheHook = typeof __suaveplan_code_cache === "object" ? __suaveplan_code_
 const makeCodeCache = (workerData as { makeCodeCache?: unknown } | null)?.makeCodeCache === true;
 void warmUp.then(() => {
   prepareNext();
-  // Made after the warm-up, so the functions it ran are in it, and before any guest code ran.
-  const codeCache = makeCodeCache ? cacheHook?.make() : undefined;
-  post({ type: "ready", cacheStatus: cacheHook?.status ?? "none", ...(codeCache && { codeCache }) });
+  // Made after the warm-up, so the functions it ran are in them, and before any guest code ran.
+  const kernel = kernelCodeCache();
+  const entry = makeCodeCache ? cacheHook?.make() : undefined;
+  post({
+    type: "ready",
+    cacheStatus: {
+      entry: cacheHook?.status ?? "none",
+      kernel: kernel.accepted ? "accepted" : kernelCache === undefined ? "none" : "rejected",
+    },
+    ...(entry && { caches: { entry, kernel: kernel.cache } }),
+  });
 });

@@ -20,7 +20,19 @@ import { trackUnhandledRejections } from "./unhandled-rejections.js";
  * reach it by name, guest code cannot guess it, and reflection does not find
  * it (it is not a property of the global object).
  */
-const BINDING = `__suaveplan_kernel_${randomBytes(8).toString("hex")}`;
+let binding: string | undefined;
+/** The kernel's binding name in this thread: the one {@link useKernelScript} gave, else a random one. */
+function kernelBinding(): string {
+  binding ??= newKernelBinding();
+  return binding;
+}
+
+/** A fresh random name for the kernel's lexical binding. */
+export function newKernelBinding(): string {
+  return `__suaveplan_kernel_${randomBytes(8).toString("hex")}`;
+}
+
+let kernelCache: Uint8Array | undefined;
 
 interface Compiled {
   kernel: Script;
@@ -35,9 +47,12 @@ let compiled: Compiled | undefined;
 function scripts(): Compiled {
   if (compiled === undefined) {
     const entry = (name: string) =>
-      new Script(`${BINDING}.enter(${JSON.stringify(name)});`, { filename: `suaveplan:${name}` });
+      new Script(`${kernelBinding()}.enter(${JSON.stringify(name)});`, { filename: `suaveplan:${name}` });
     compiled = {
-      kernel: new Script(buildKernelSource(BINDING), { filename: "suaveplan:kernel" }),
+      kernel: new Script(buildKernelSource(kernelBinding()), {
+        filename: "suaveplan:kernel",
+        cachedData: kernelCache,
+      }),
       capWasm: new Script(`"use strict";\n(${capWasmMemory.toString()})`, { filename: "suaveplan:wasm-cap" }),
       promisePrototype: new Script("Promise.prototype", { filename: "suaveplan:promise" }),
       typeError: new Script("TypeError", { filename: "suaveplan:type-error" }),
@@ -54,6 +69,39 @@ function scripts(): Compiled {
     };
   }
   return compiled;
+}
+
+/**
+ * Compile this thread's kernel with `binding` as its binding name (made with
+ * {@link newKernelBinding}) and, when given, `cachedData` — the
+ * {@link kernelCodeCache} of a thread that used the same binding. The worker
+ * engine's workers take both from their host so that each compiles the
+ * kernel from one cache. V8 checks a cache against the source's length and
+ * its flags, not its text, so the caller must only hand over a cache made for
+ * the same binding by the same kernel build (the worker engine: one binding per
+ * host process, one built entry). Call before the first realm; later calls are
+ * ignored.
+ * Returns false when they were.
+ */
+export function useKernelScript(options: { binding: string; cachedData?: Uint8Array | undefined }): boolean {
+  if (compiled !== undefined || !/^__suaveplan_kernel_[0-9a-f]{16}$/.test(options.binding)) return false;
+  binding = options.binding;
+  kernelCache = options.cachedData;
+  return true;
+}
+
+/**
+ * The V8 code cache of this thread's kernel script, made now: the functions
+ * the realms so far ran are in it. Only ever our own kernel: guest code is
+ * never compiled from a cache. `accepted` says whether this thread's kernel
+ * was itself compiled from a cache it was given.
+ */
+export function kernelCodeCache(): { cache: Uint8Array; accepted: boolean } {
+  const { kernel } = scripts();
+  return {
+    cache: kernel.createCachedData(),
+    accepted: kernelCache !== undefined && kernel.cachedDataRejected === false,
+  };
 }
 
 const CONTEXT_OPTIONS = Object.freeze({

@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from "vitest";
-import { entryCodeCache } from "./worker-entry-source.js";
+import { workerCodeCaches } from "./worker-entry-source.js";
 import { startWorkerThread, type WorkerThread } from "./worker-thread.js";
 
 // Real worker threads on the built entry (dist/worker-entry.cjs).
@@ -24,19 +24,29 @@ function ready(warmUp: boolean): Promise<WorkerThread> {
   });
 }
 
-it("the first warmed worker makes the entry's code cache and later workers compile from it", async () => {
-  expect(entryCodeCache()).toBeUndefined();
+const NONE = { entry: "none", kernel: "none" };
+
+it("the first warmed worker makes the code caches of the entry and the kernel, and later workers compile from them", async () => {
+  expect(workerCodeCaches()).toBeUndefined();
   const cold = await ready(false);
-  // Only a warmed worker makes the cache: one that skipped its warm-up would leave its functions out.
-  expect({ status: cold.cacheStatus, cache: entryCodeCache() }).toEqual({ status: "none", cache: undefined });
+  // Only a warmed worker makes them: one that skipped its warm-up would leave its functions out.
+  expect({ status: cold.cacheStatus, caches: workerCodeCaches() }).toEqual({
+    status: NONE,
+    caches: undefined,
+  });
   const first = await ready(true);
-  const cache = entryCodeCache();
+  const caches = workerCodeCaches();
   const second = await ready(false);
   expect({
     first: first.cacheStatus,
-    cacheBytes: (cache?.byteLength ?? 0) > 1024,
+    bytes: [(caches?.entry.byteLength ?? 0) > 1024, (caches?.kernel.byteLength ?? 0) > 1024],
     second: second.cacheStatus,
-    // One cache per process: the second worker did not replace it.
-    same: entryCodeCache() === cache,
-  }).toEqual({ first: "none", cacheBytes: true, second: "accepted", same: true });
+    // One pair per process: the second worker did not replace it.
+    same: workerCodeCaches() === caches,
+  }).toEqual({
+    first: NONE,
+    bytes: [true, true],
+    second: { entry: "accepted", kernel: "accepted" },
+    same: true,
+  });
 });

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { newKernelBinding } from "@suaveplan/sandbox-guest";
 
 let cached: string | undefined;
 
@@ -35,7 +36,7 @@ export interface CodeCacheHook {
   make(): Uint8Array;
 }
 
-/** Whether a worker's entry was compiled from the host's code cache (`WorkerThread.codeCache`). */
+/** Whether a worker compiled a script from the host's code cache (`WorkerThread.cacheStatus`). */
 export type CodeCacheStatus = "none" | "accepted" | "rejected";
 
 let wrapped: string | undefined;
@@ -57,9 +58,10 @@ export function workerEntryFunction(): string | undefined {
  * What `new Worker(…, { eval: true })` runs: it compiles the entry (from
  * `workerData.entry`) as a `vm.Script`, with `workerData.codeCache` when the
  * host has one, and hands the entry {@link CodeCacheHook}. V8 checks a
- * cache against the source and its flags and compiles afresh when it does not
- * match, so a stale cache costs time, never behaviour. The cache is made only
- * from our own entry, after its warm-up and before any guest code runs.
+ * cache against the source's length and its flags, not its text, so a cache is
+ * only ever handed to the text it was made from: the entry this process read
+ * once (and the kernel with this process's one binding). The caches are made
+ * only from our own code, after the warm-up and before any guest code runs.
  */
 export const WORKER_LOADER = `"use strict";
 const { Script } = require("node:vm");
@@ -69,14 +71,30 @@ const status = workerData.codeCache === undefined ? "none" : script.cachedDataRe
 script.runInThisContext()(require, { status, make: () => script.createCachedData() });
 `;
 
-let codeCache: Uint8Array | undefined;
-
-/** The entry's code cache, once a worker has made one (this process keeps one). */
-export function entryCodeCache(): Uint8Array | undefined {
-  return codeCache;
+/** The code caches a worker makes after its warm-up: of the entry script and of the guest kernel. */
+export interface WorkerCodeCaches {
+  readonly entry: Uint8Array;
+  readonly kernel: Uint8Array;
 }
 
-/** Keep the code cache a worker made after its warm-up, for the workers started after it. */
-export function rememberEntryCodeCache(cache: Uint8Array): void {
-  codeCache ??= cache;
+let caches: WorkerCodeCaches | undefined;
+let kernelBinding: string | undefined;
+
+/** The code caches, once a worker has made them (this process keeps one pair). */
+export function workerCodeCaches(): WorkerCodeCaches | undefined {
+  return caches;
+}
+
+/** Keep the code caches a worker made after its warm-up, for the workers started after it. */
+export function rememberWorkerCodeCaches(made: WorkerCodeCaches): void {
+  caches ??= made;
+}
+
+/**
+ * The kernel's binding name every worker of this process uses (random, made
+ * once): a kernel code cache fits only a kernel with the same name.
+ */
+export function workerKernelBinding(): string {
+  kernelBinding ??= newKernelBinding();
+  return kernelBinding;
 }

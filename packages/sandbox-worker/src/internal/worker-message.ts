@@ -1,5 +1,5 @@
 import type { CallReply, DriverEvent, ExecutionRequest } from "@suaveplan/sandbox-guest";
-import type { CodeCacheStatus } from "./worker-entry-source.js";
+import type { CodeCacheStatus, WorkerCodeCaches } from "./worker-entry-source.js";
 
 /**
  * What the worker entry posts to the host: `ready` once it has booted (the
@@ -8,11 +8,16 @@ import type { CodeCacheStatus } from "./worker-entry-source.js";
  * and one `done` with the outcome and usage. A worker of the reuse tier is
  * ready again with its `done` (it prepares the next context before it reads
  * the next message) and posts no second `ready`. The first warmed worker's
- * `ready` carries the entry's code cache, made before any guest code ran. Internal: never exported
+ * `ready` carries the code caches of the entry and the kernel, made before
+ * any guest code ran. Internal: never exported
  * from the package.
  */
 export type WorkerMessage =
-  | { type: "ready"; cacheStatus: CodeCacheStatus; codeCache?: Uint8Array }
+  | {
+      type: "ready";
+      cacheStatus: { entry: CodeCacheStatus; kernel: CodeCacheStatus };
+      caches?: WorkerCodeCaches;
+    }
   | DriverEvent;
 
 /**
