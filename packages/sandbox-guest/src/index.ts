@@ -74,8 +74,10 @@ export { isolateMemoryBytes } from "./vm-realm/isolate-memory.js";
 export { startVmExecution, type VmExecutionHooks } from "./vm-realm/start-vm-execution.js";
 export { isStraightLine } from "./vm-realm/straight-line.js";
 export {
+  type CodeCacheStatus,
   compileGuestScript,
   createVmRealm,
+  kernelCacheStatus,
   kernelCodeCache,
   newKernelBinding,
   type PreparedRealmLimits,

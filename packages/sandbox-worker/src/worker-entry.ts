@@ -20,6 +20,7 @@ import {
   type GuestOutcome,
   GuestScriptCache,
   isolateMemoryBytes,
+  kernelCacheStatus,
   kernelCodeCache,
   type PreparedVmRealm,
   prepareVmRealm,
@@ -168,14 +169,11 @@ const makeCodeCache = (workerData as { makeCodeCache?: unknown } | null)?.makeCo
 void warmUp.then(() => {
   prepareNext();
   // Made after the warm-up, so the functions it ran are in them, and before any guest code ran.
-  const kernel = kernelCodeCache();
+  // Serialised only by the one worker asked to make them.
   const entry = makeCodeCache ? cacheHook?.make() : undefined;
   post({
     type: "ready",
-    cacheStatus: {
-      entry: cacheHook?.status ?? "none",
-      kernel: kernel.accepted ? "accepted" : kernelCache === undefined ? "none" : "rejected",
-    },
-    ...(entry && { caches: { entry, kernel: kernel.cache } }),
+    cacheStatus: { entry: cacheHook?.status ?? "none", kernel: kernelCacheStatus() },
+    ...(entry && { caches: { entry, kernel: kernelCodeCache() } }),
   });
 });

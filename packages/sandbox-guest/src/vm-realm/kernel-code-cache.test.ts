@@ -2,7 +2,7 @@ import { Script } from "node:vm";
 import { expect, it } from "vitest";
 import { buildKernelSource } from "../kernel/kernel-source.js";
 import { startVmExecution } from "./start-vm-execution.js";
-import { kernelCodeCache, newKernelBinding, useKernelScript } from "./vm-realm.js";
+import { kernelCacheStatus, kernelCodeCache, newKernelBinding, useKernelScript } from "./vm-realm.js";
 
 const REQUEST = {
   code: "2 + 3",
@@ -25,7 +25,8 @@ it("a thread's kernel takes the binding it is given before its first realm, and 
     given: useKernelScript({ binding }),
   };
   const { outcome } = await startVmExecution(REQUEST).result;
-  const { cache, accepted } = kernelCodeCache();
+  const cache = kernelCodeCache();
+  const accepted = kernelCacheStatus() === "accepted";
   const fits = new Script(buildKernelSource(binding), { filename: "suaveplan:kernel", cachedData: cache });
   expect({
     taken,

@@ -79,9 +79,8 @@ function scripts(): Compiled {
  * kernel from one cache. V8 checks a cache against the source's length and
  * its flags, not its text, so the caller must only hand over a cache made for
  * the same binding by the same kernel build (the worker engine: one binding per
- * host process, one built entry). Call before the first realm; later calls are
- * ignored.
- * Returns false when they were.
+ * host process, one built entry). Call before the first realm; returns false,
+ * and changes nothing, when called later or with a name not made that way.
  */
 export function useKernelScript(options: { binding: string; cachedData?: Uint8Array | undefined }): boolean {
   if (compiled !== undefined || !/^__suaveplan_kernel_[0-9a-f]{16}$/.test(options.binding)) return false;
@@ -93,15 +92,20 @@ export function useKernelScript(options: { binding: string; cachedData?: Uint8Ar
 /**
  * The V8 code cache of this thread's kernel script, made now: the functions
  * the realms so far ran are in it. Only ever our own kernel: guest code is
- * never compiled from a cache. `accepted` says whether this thread's kernel
- * was itself compiled from a cache it was given.
+ * never compiled from a cache.
  */
-export function kernelCodeCache(): { cache: Uint8Array; accepted: boolean } {
+export function kernelCodeCache(): Uint8Array {
+  return scripts().kernel.createCachedData();
+}
+
+/** Whether a script was compiled from a code cache it was given: `none` when it was given none. */
+export type CodeCacheStatus = "none" | "accepted" | "rejected";
+
+/** Whether this thread's kernel was compiled from the cache {@link useKernelScript} gave it. */
+export function kernelCacheStatus(): CodeCacheStatus {
   const { kernel } = scripts();
-  return {
-    cache: kernel.createCachedData(),
-    accepted: kernelCache !== undefined && kernel.cachedDataRejected === false,
-  };
+  if (kernelCache === undefined) return "none";
+  return kernel.cachedDataRejected === true ? "rejected" : "accepted";
 }
 
 const CONTEXT_OPTIONS = Object.freeze({

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { newKernelBinding } from "@suaveplan/sandbox-guest";
+import { type CodeCacheStatus, newKernelBinding } from "@suaveplan/sandbox-guest";
 
 let cached: string | undefined;
 
@@ -35,9 +35,6 @@ export interface CodeCacheHook {
   readonly status: CodeCacheStatus;
   make(): Uint8Array;
 }
-
-/** Whether a worker compiled a script from the host's code cache (`WorkerThread.cacheStatus`). */
-export type CodeCacheStatus = "none" | "accepted" | "rejected";
 
 let wrapped: string | undefined;
 

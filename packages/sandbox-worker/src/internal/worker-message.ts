@@ -1,5 +1,5 @@
-import type { CallReply, DriverEvent, ExecutionRequest } from "@suaveplan/sandbox-guest";
-import type { CodeCacheStatus, WorkerCodeCaches } from "./worker-entry-source.js";
+import type { CallReply, CodeCacheStatus, DriverEvent, ExecutionRequest } from "@suaveplan/sandbox-guest";
+import type { WorkerCodeCaches } from "./worker-entry-source.js";
 
 /**
  * What the worker entry posts to the host: `ready` once it has booted (the

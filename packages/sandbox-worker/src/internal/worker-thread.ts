@@ -1,9 +1,8 @@
 import { Worker } from "node:worker_threads";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import type { DriverEvent } from "@suaveplan/sandbox-guest";
+import type { CodeCacheStatus, DriverEvent } from "@suaveplan/sandbox-guest";
 import { resourceLimitsFor } from "./resource-limits.js";
 import {
-  type CodeCacheStatus,
   rememberWorkerCodeCaches,
   WORKER_LOADER,
   workerCodeCaches,
@@ -43,9 +42,9 @@ export interface WorkerThread {
  * Start a worker on the built entry with V8 `resourceLimits` for
  * `memoryLimit` (bytes), no environment, no argv and its stdio discarded.
  * The entry and the guest kernel are compiled with the code caches the first
- * warmed worker made (about 9 ms of CPU less per worker, measured). `source` replaces the entry only in
- * tests, for worker behaviour no guest can cause (a worker that dies or never
- * reports). `warmUp` (default true)
+ * warmed worker made (about 10 ms of CPU less per worker, measured).
+ * `source` replaces the entry only in tests, for worker behaviour no guest can
+ * cause (a worker that dies or never reports). `warmUp` (default true)
  * runs a throwaway request through the kernel before `ready`, so a spare
  * answers its later call with warm code; a worker started for a caller
  * already waiting skips it (it would only delay that call and cost its CPU).
