@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from "vitest";
+import { WorkerEngine } from "../worker-engine/worker-engine.js";
 import { workerCodeCaches } from "./worker-entry-source.js";
 import { startWorkerThread, type WorkerThread } from "./worker-thread.js";
 
@@ -49,4 +50,20 @@ it("the first warmed worker makes the code caches of the entry and the kernel, a
     second: { entry: "accepted", kernel: "accepted" },
     same: true,
   });
+});
+
+it("a worker compiled from the caches runs guest code: the kernel it runs has the binding its cache was made with", async () => {
+  const engine = new WorkerEngine({ timeout: 2_000 });
+  try {
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await engine.execute("[1, 2].map((n) => n * 2)"));
+    expect(results.map((r) => [r.success, r.result])).toEqual([
+      [true, [2, 4]],
+      [true, [2, 4]],
+      [true, [2, 4]],
+    ]);
+    expect(workerCodeCaches()).toBeDefined();
+  } finally {
+    await engine.destroy();
+  }
 });
