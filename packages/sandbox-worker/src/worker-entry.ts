@@ -33,7 +33,12 @@ import { endedByGuest } from "./internal/guest-ending.js";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
 import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
 import type { CodeCacheHook } from "./internal/worker-entry-source.js";
-import type { HostMessage, WorkerMessage } from "./internal/worker-message.js";
+import {
+  callMessage,
+  type HostMessage,
+  readReplyMessage,
+  type WorkerMessage,
+} from "./internal/worker-message.js";
 
 hardenWorkerRealm();
 
@@ -95,9 +100,10 @@ function prepareNext(): void {
 
 // `on`, not `once`: the listening port keeps the worker alive until the host terminates it.
 port.on("message", (message: HostMessage) => {
-  if (message?.type === "reply") {
-    // Ignored between runs, for another run and, by the driver, once it ended or for an unknown id.
-    if (message.run === current) driver?.reply(message.reply);
+  if (typeof message === "string") {
+    // A reply. Ignored between runs, for another run and, by the driver, once it ended or for an unknown id.
+    const read = readReplyMessage(message);
+    if (read !== undefined && read.run === current) driver?.reply(read.reply);
     return;
   }
   if (message?.type !== "run" || driver !== undefined || spent) return;
@@ -112,7 +118,7 @@ port.on("message", (message: HostMessage) => {
       request.tools === undefined
         ? undefined
         : (call) => {
-            const sent = post({ type: "call", call: { id: call.id, name: call.name, text: call.text } });
+            const sent = post(callMessage(call));
             return sent
               ? undefined
               : JSON.stringify({ name: "Error", message: "the host call could not be sent" });
@@ -159,9 +165,21 @@ port.on("message", (message: HostMessage) => {
 // A spare compiles and exercises the kernel off the caller's path, then asks for the request; a
 // worker started for a caller already waiting asks at once (`warmUp: false`).
 const warmUp =
-  (workerData as { warmUp?: unknown } | null)?.warmUp === false
-    ? Promise.resolve()
-    : startVmExecution(WARM_UP_REQUEST).result;
+  (workerData as { warmUp?: unknown } | null)?.warmUp === false ? Promise.resolve() : warmUpRun();
+
+/** The warm-up execution, its host calls echoed here, as the host would answer them. */
+function warmUpRun(): Promise<unknown> {
+  const running: GuestDriver = startVmExecution(WARM_UP_REQUEST, {
+    onCall: (call) => {
+      // Answered in a later task, as a reply from the host arrives.
+      setImmediate(() => running.reply({ id: call.id, ok: true, text: call.text }));
+      return undefined;
+    },
+    // As the caller's runs: no watchdog thread for the entries after the first (see below).
+    callbackWatchdog: false,
+  });
+  return running.result;
+}
 /** Passed by the loader (`WORKER_LOADER`); absent when the entry runs as plain source (tests). */
 declare const __suaveplan_code_cache: CodeCacheHook | undefined;
 const cacheHook = typeof __suaveplan_code_cache === "object" ? __suaveplan_code_cache : undefined;

@@ -1,13 +1,21 @@
 import type { ExecutionRequest } from "@suaveplan/sandbox-guest";
 
 /**
+ * Guest→host calls the warm-up makes, each answered inside the worker: enough
+ * for V8 to compile the call path's functions past its interpreter, so the
+ * first calls of a caller's run do not pay for that.
+ */
+export const WARM_UP_CALLS = 64;
+
+/**
  * A tiny execution the worker runs once while it boots, before it reports
  * `ready`: it compiles the shared kernel and drives its common paths (boot,
- * console formatting, settle, the codec) so the caller's execution does not
+ * console formatting, settle, the codec, host calls and their replies) so the caller's execution does not
  * pay for that. Its outcome is discarded.
  */
 export const WARM_UP_REQUEST: ExecutionRequest = Object.freeze({
-  code: "console.log({ a: [1, 'b'] }); ({ n: 1, list: [new Date(0)] })",
+  code: `(async () => { console.log({ a: [1, 'b'] }); for (let i = 0; i < ${WARM_UP_CALLS}; i++) await tools.echo({ i }); return { n: 1, list: [new Date(0)] }; })()`,
+  tools: Object.freeze(["echo"]) as string[],
   contextText: "",
   modulesText: "",
   sourceModules: [],

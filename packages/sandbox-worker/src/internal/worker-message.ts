@@ -1,4 +1,10 @@
-import type { CallReply, CodeCacheStatus, DriverEvent, ExecutionRequest } from "@suaveplan/sandbox-guest";
+import type {
+  CallReply,
+  CodeCacheStatus,
+  DriverEvent,
+  ExecutionRequest,
+  GuestCall,
+} from "@suaveplan/sandbox-guest";
 import type { WorkerCodeCaches } from "./worker-entry-source.js";
 
 /**
@@ -9,8 +15,8 @@ import type { WorkerCodeCaches } from "./worker-entry-source.js";
  * ready again with its `done` (it prepares the next context before it reads
  * the next message) and posts no second `ready`. The first warmed worker's
  * `ready` carries the code caches of the entry and the kernel, made before
- * any guest code ran. Internal: never exported
- * from the package.
+ * any guest code ran. A `call` crosses as one string ({@link callMessage}).
+ * Internal: never exported from the package.
  */
 export type WorkerMessage =
   | {
@@ -18,14 +24,16 @@ export type WorkerMessage =
       cacheStatus: { entry: CodeCacheStatus; kernel: CodeCacheStatus };
       caches?: WorkerCodeCaches;
     }
-  | DriverEvent;
+  | DriverEvent
+  | string;
 
 /**
  * What the host posts to the worker entry: a `run` request, then a `reply`
  * for each `call` it answered. Each carries the run's number, so a reply
  * meant for an earlier run on a reused worker never reaches a later one (call
  * ids are unique within one run only); a reply that arrives after its run
- * ended is dropped by the driver. Internal: never exported from the package.
+ * ended is dropped by the driver. A reply crosses as one string
+ * ({@link replyMessage}). Internal: never exported from the package.
  */
 export type HostMessage =
   | {
@@ -38,4 +46,47 @@ export type HostMessage =
       /** Prepare for another run after this one's `done` (the reuse tier); else the host terminates the worker. */
       reuse: boolean;
     }
-  | { type: "reply"; run: number; reply: CallReply };
+  | string;
+
+/*
+ * Calls and replies are the messages a tool-using run sends most, one each per
+ * call, so they cross as strings: a structured clone of a string is cheaper
+ * than of an object (about 4 µs less a round trip, measured on Node 20). The
+ * numbers come first, space-separated; the name is length-prefixed, so the
+ * text after it needs no escaping.
+ */
+
+/** A guest→host call as the worker posts it: `"<id> <name length> <name><text>"`. */
+export function callMessage(call: GuestCall): string {
+  return `${call.id} ${call.name.length} ${call.name}${call.text}`;
+}
+
+/** Read a {@link callMessage}; undefined when `message` is not one. */
+export function readCallMessage(message: string): GuestCall | undefined {
+  const idEnd = message.indexOf(" ");
+  const lengthEnd = message.indexOf(" ", idEnd + 1);
+  if (idEnd < 1 || lengthEnd < 0) return undefined;
+  const id = Number(message.slice(0, idEnd));
+  const length = Number(message.slice(idEnd + 1, lengthEnd));
+  const nameEnd = lengthEnd + 1 + length;
+  if (!Number.isSafeInteger(id) || !Number.isSafeInteger(length) || length < 0 || nameEnd > message.length)
+    return undefined;
+  return { id, name: message.slice(lengthEnd + 1, nameEnd), text: message.slice(nameEnd) };
+}
+
+/** The host's reply to a call of run `run`, as it posts it: `"<run> <id> <1|0> <text>"`. */
+export function replyMessage(run: number, reply: CallReply): string {
+  return `${run} ${reply.id} ${reply.ok ? 1 : 0} ${reply.text}`;
+}
+
+/** Read a {@link replyMessage}; undefined when `message` is not one. */
+export function readReplyMessage(message: string): { run: number; reply: CallReply } | undefined {
+  const runEnd = message.indexOf(" ");
+  const idEnd = message.indexOf(" ", runEnd + 1);
+  if (runEnd < 1 || idEnd < 0 || message[idEnd + 2] !== " ") return undefined;
+  const run = Number(message.slice(0, runEnd));
+  const id = Number(message.slice(runEnd + 1, idEnd));
+  const ok = message[idEnd + 1];
+  if (!Number.isSafeInteger(run) || !Number.isSafeInteger(id) || (ok !== "1" && ok !== "0")) return undefined;
+  return { run, reply: { id, ok: ok === "1", text: message.slice(idEnd + 3) } };
+}

@@ -7,6 +7,7 @@ import {
   ModuleRegistry,
 } from "@suaveplan/sandbox-guest";
 import { afterEach, describe, expect, it } from "vitest";
+import { replyMessage } from "./worker-message.js";
 import { mayReuse, type ReuseSettings, WorkerPool } from "./worker-pool.js";
 import { type RunEnd, WorkerRun } from "./worker-run.js";
 import { startWorkerThread, type WorkerThread } from "./worker-thread.js";
@@ -160,11 +161,13 @@ describe("WorkerPool", () => {
     // Run 2's first call has id 1 too; a late reply of run 1 arrives while it waits.
     const second = await runOn(pool, "await tools.ask('second')", {
       hostCalls: tools(async () => {
-        first.thread.worker.postMessage({
-          type: "reply",
-          run: first.thread.runs - 1,
-          reply: { id: 1, ok: true, text: codec.encode("stale answer of run 1", "output", MIB) },
-        });
+        first.thread.worker.postMessage(
+          replyMessage(first.thread.runs - 1, {
+            id: 1,
+            ok: true,
+            text: codec.encode("stale answer of run 1", "output", MIB),
+          }),
+        );
         await new Promise((resolve) => setTimeout(resolve, 50));
         return "answer of run 2";
       }),

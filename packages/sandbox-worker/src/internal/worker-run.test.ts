@@ -161,8 +161,8 @@ describe("WorkerRun", () => {
     const seen: unknown[] = [];
     const { result } = run(
       `${PORT} port.on("message", (message) => {
-        if (message.type === "run") port.postMessage({ type: "call", call: { id: 1, name: "echo", text: ${JSON.stringify(input)} } });
-        else port.postMessage({ type: "done", outcome: { kind: "value", text: JSON.stringify(message.reply) }, memoryUsed: 1 });
+        if (message.type === "run") port.postMessage("1 4 echo" + ${JSON.stringify(input)});
+        else port.postMessage({ type: "done", outcome: { kind: "value", text: message }, memoryUsed: 1 });
       }); port.postMessage({ type: "ready" });`,
       {
         hostCalls: {
@@ -176,7 +176,8 @@ describe("WorkerRun", () => {
     );
     const output = codec.encode({ echoed: { when: new Date(1), tags: new Map([["a", 1]]) } }, "output", MIB);
     expect(await result).toStrictEqual({
-      outcome: { kind: "value", text: JSON.stringify({ id: 1, ok: true, text: output }) },
+      // The reply as it crossed: run 1, call 1, ok, then the codec text.
+      outcome: { kind: "value", text: `1 1 1 ${output}` },
       logs: [],
       memoryUsed: 1,
       cpuMs: undefined,
@@ -189,7 +190,7 @@ describe("WorkerRun", () => {
   it("ignores a forwarded call when the run has no hostCalls", async () => {
     const { result } = run(
       `${PORT} port.on("message", (message) => {
-        port.postMessage({ type: "call", call: { id: 1, name: "echo", text: "1" } });
+        port.postMessage("1 4 echo1");
         setTimeout(() => port.postMessage({ type: "done", outcome: { kind: "value", text: String(message.type) }, memoryUsed: 1 }), 20);
       }); port.postMessage({ type: "ready" });`,
     );
@@ -212,7 +213,7 @@ describe("WorkerRun", () => {
       ended,
     } = run(
       `${PORT} port.on("message", (message) => {
-        if (message.type === "run") port.postMessage({ type: "call", call: { id: 1, name: "slow", text: ${JSON.stringify(input)} } });
+        if (message.type === "run") port.postMessage("1 4 slow" + ${JSON.stringify(input)});
         else port.postMessage({ type: "log", level: "log", message: "reply reached the worker" });
       }); port.postMessage({ type: "ready" });`,
       {

@@ -7,7 +7,7 @@ import {
   type ExecutionRequest,
   type GuestOutcome,
 } from "@suaveplan/sandbox-guest";
-import type { HostMessage } from "./worker-message.js";
+import { type HostMessage, replyMessage } from "./worker-message.js";
 import type { ThreadListener, WorkerThread } from "./worker-thread.js";
 
 /**
@@ -127,7 +127,7 @@ export class WorkerRun implements ThreadListener {
 
   private reply(reply: CallReply): void {
     try {
-      this.thread.worker.postMessage({ type: "reply", run: this.number, reply } satisfies HostMessage);
+      this.thread.worker.postMessage(replyMessage(this.number, reply) satisfies HostMessage);
     } catch {
       // The worker is going away; its run ends through its exit or the backstop.
     }

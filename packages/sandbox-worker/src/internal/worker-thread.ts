@@ -9,7 +9,7 @@ import {
   workerEntryFunction,
   workerKernelBinding,
 } from "./worker-entry-source.js";
-import type { WorkerMessage } from "./worker-message.js";
+import { readCallMessage, type WorkerMessage } from "./worker-message.js";
 
 /** Who hears a worker's events: the execution that owns it, if any. */
 export interface ThreadListener {
@@ -98,7 +98,10 @@ export function startWorkerThread(
     listener: undefined,
   };
   worker.on("message", (message: WorkerMessage) => {
-    if (message?.type === "ready") {
+    if (typeof message === "string") {
+      const call = readCallMessage(message);
+      if (call !== undefined) thread.listener?.onEvent({ type: "call", call });
+    } else if (message?.type === "ready") {
       if (message.caches !== undefined) rememberWorkerCodeCaches(message.caches);
       thread.cacheStatus = message.cacheStatus;
       thread.ready = true;
