@@ -249,6 +249,18 @@ export function installCodec(kit: KernelKit): void {
     };
     /** A fresh array with no prototype: writing to it can never reach an inherited setter. */
     const list = <T>(): T[] => setPrototypeOf([], null) as T[];
+    /**
+     * A table made on its first use, from captured values only. Most tables serve one kind of
+     * value (RegExp flags, typed arrays, base64, Errors); a run that never meets that kind does not
+     * pay for it — in a fresh context, building them all took about 80 µs of the codec's first use.
+     */
+    const once = <T>(make: () => T): (() => T) => {
+      let made: T | undefined;
+      return () => {
+        if (made === undefined) made = make();
+        return made;
+      };
+    };
 
     const arrayJoin = bindCall(raw.arrayJoin);
     const typedSubarray = bindCall(raw.typedSubarray);
@@ -273,22 +285,25 @@ export function installCodec(kit: KernelKit): void {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
     const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/u;
     const regExpSource = bindIf(raw.regExpSource);
-    const regExpFlags = list<[string, Uncurried]>();
-    const flagLetters = "dgimsuvy";
-    const flagGetters = [
-      raw.hasIndices,
-      raw.global,
-      raw.ignoreCase,
-      raw.multiline,
-      raw.dotAll,
-      raw.unicode,
-      raw.unicodeSets,
-      raw.sticky,
-    ];
-    for (let i = 0; i < flagGetters.length; i++) {
-      const get = bindIf(flagGetters[i]);
-      if (get !== undefined) regExpFlags[regExpFlags.length] = [flagLetters[i] as string, get];
-    }
+    const regExpFlags = once(() => {
+      const flags = list<[string, Uncurried]>();
+      const flagLetters = "dgimsuvy";
+      const flagGetters = [
+        raw.hasIndices,
+        raw.global,
+        raw.ignoreCase,
+        raw.multiline,
+        raw.dotAll,
+        raw.unicode,
+        raw.unicodeSets,
+        raw.sticky,
+      ];
+      for (let i = 0; i < flagGetters.length; i++) {
+        const get = bindIf(flagGetters[i]);
+        if (get !== undefined) flags[flags.length] = [flagLetters[i] as string, get];
+      }
+      return flags;
+    });
     const arrayBufferByteLength = bindIf(raw.arrayBufferByteLength);
     const sharedArrayBufferByteLength = bindIf(raw.sharedArrayBufferByteLength);
     const typedArrayTag = bindIf(raw.typedArrayTag) as Uncurried;
@@ -300,49 +315,58 @@ export function installCodec(kit: KernelKit): void {
     const dataViewByteLength = bindIf(raw.dataViewByteLength) as Uncurried;
 
     type TypedArrayCtor = new (buffer: ArrayBuffer) => ArrayBufferView;
-    const typedArrays = setPrototypeOf({}, null) as Record<string, [TypedArrayCtor, number] | undefined>;
-    const typedNames = [
-      "Int8Array",
-      "Uint8Array",
-      "Uint8ClampedArray",
-      "Int16Array",
-      "Uint16Array",
-      "Int32Array",
-      "Uint32Array",
-      "Float16Array",
-      "Float32Array",
-      "Float64Array",
-      "BigInt64Array",
-      "BigUint64Array",
-    ];
-    for (let i = 0; i < typedNames.length; i++) {
-      const Ctor = typedCtors[i];
-      if (typeof Ctor === "function") typedArrays[typedNames[i] as string] = [Ctor, Ctor.BYTES_PER_ELEMENT];
-    }
+    const typedArrays = once(() => {
+      const table = setPrototypeOf({}, null) as Record<string, [TypedArrayCtor, number] | undefined>;
+      const typedNames = [
+        "Int8Array",
+        "Uint8Array",
+        "Uint8ClampedArray",
+        "Int16Array",
+        "Uint16Array",
+        "Int32Array",
+        "Uint32Array",
+        "Float16Array",
+        "Float32Array",
+        "Float64Array",
+        "BigInt64Array",
+        "BigUint64Array",
+      ];
+      for (let i = 0; i < typedNames.length; i++) {
+        const Ctor = typedCtors[i];
+        // BYTES_PER_ELEMENT of a built-in constructor is neither writable nor configurable.
+        if (typeof Ctor === "function") table[typedNames[i] as string] = [Ctor, Ctor.BYTES_PER_ELEMENT];
+      }
+      return table;
+    });
 
     type ErrorCtor = new (...args: unknown[]) => Error;
     const ErrorCtor = errorCtors[0] as ErrorCtor;
-    const errors = setPrototypeOf({}, null) as Record<string, ErrorCtor | undefined>;
-    const errorNames = [
-      "Error",
-      "TypeError",
-      "RangeError",
-      "SyntaxError",
-      "ReferenceError",
-      "EvalError",
-      "URIError",
-      "AggregateError",
-    ];
-    for (let i = 0; i < errorNames.length; i++) {
-      const Ctor = errorCtors[i];
-      if (Ctor !== undefined) errors[errorNames[i] as string] = Ctor;
-    }
+    const errors = once(() => {
+      const table = setPrototypeOf({}, null) as Record<string, ErrorCtor | undefined>;
+      const errorNames = [
+        "Error",
+        "TypeError",
+        "RangeError",
+        "SyntaxError",
+        "ReferenceError",
+        "EvalError",
+        "URIError",
+        "AggregateError",
+      ];
+      for (let i = 0; i < errorNames.length; i++) {
+        const Ctor = errorCtors[i];
+        if (Ctor !== undefined) table[errorNames[i] as string] = Ctor;
+      }
+      return table;
+    });
     /** An iterable with nothing in it that reads only its own properties (for `new AggregateError`). */
-    const doneResult = freeze(setPrototypeOf({ done: true, value: undefined }, null));
-    const emptyIterator = freeze(setPrototypeOf({ next: () => doneResult }, null));
-    const emptyIterable = setPrototypeOf({}, null) as Record<symbol, () => unknown> & Iterable<unknown>;
-    emptyIterable[iteratorSymbol] = () => emptyIterator;
-    freeze(emptyIterable as unknown as Iterable<unknown>);
+    const emptyIterable = once(() => {
+      const doneResult = freeze(setPrototypeOf({ done: true, value: undefined }, null));
+      const emptyIterator = freeze(setPrototypeOf({ next: () => doneResult }, null));
+      const iterable = setPrototypeOf({}, null) as Record<symbol, () => unknown> & Iterable<unknown>;
+      iterable[iteratorSymbol] = () => emptyIterator;
+      return freeze(iterable as unknown as Iterable<unknown>);
+    });
 
     // Kinds named by a prototype: a number is a data kind (checked by brand), a string a refusal.
     const PLAIN = 0;
@@ -385,25 +409,35 @@ export function installCodec(kit: KernelKit): void {
     const weakMapHas = bindCall(raw.weakMapHas);
     const weakRefDeref = bindIf(raw.weakRefDeref);
     const registryUnregister = bindIf(raw.registryUnregister);
-    const boxes = [
-      ["Number object", bindCall(raw.numberValueOf)],
-      ["String object", bindCall(raw.stringValueOf)],
-      ["Boolean object", bindCall(raw.booleanValueOf)],
-      ["BigInt object", bindCall(raw.bigIntValueOf)],
-      ["Symbol object", bindCall(raw.symbolValueOf)],
-    ] as const;
+    const boxes = once(
+      () =>
+        [
+          ["Number object", bindCall(raw.numberValueOf)],
+          ["String object", bindCall(raw.stringValueOf)],
+          ["Boolean object", bindCall(raw.booleanValueOf)],
+          ["BigInt object", bindCall(raw.bigIntValueOf)],
+          ["Symbol object", bindCall(raw.symbolValueOf)],
+        ] as const,
+    );
 
     const MAX_DEPTH = 1000;
     const DEEP = "nested deeper than 1000 levels";
     const MAX_PROTO_HOPS = 100;
     const BIG_SMALL = 2n ** 256n;
     const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const base64Index = new Int16ArrayCtor(128);
-    for (let i = 0; i < 128; i++) base64Index[i] = -1;
-    for (let i = 0; i < 64; i++) base64Index[charCodeAt(BASE64, i)] = i;
+    /** The value of each base64 digit by its character code, -1 for any other code below 128. */
+    const base64Values = once(() => {
+      const values = new Int16ArrayCtor(128);
+      for (let i = 0; i < 128; i++) values[i] = -1;
+      for (let i = 0; i < 64; i++) values[charCodeAt(BASE64, i)] = i;
+      return values;
+    });
     /** The character code of each base64 digit. */
-    const base64Codes64 = new Uint16ArrayCtor(64);
-    for (let i = 0; i < 64; i++) base64Codes64[i] = charCodeAt(BASE64, i);
+    const base64Digits = once(() => {
+      const digits = new Uint16ArrayCtor(64);
+      for (let i = 0; i < 64; i++) digits[i] = charCodeAt(BASE64, i);
+      return digits;
+    });
     /** A reusable buffer of character codes, made on first use. */
     let base64Codes: Uint16Array | undefined;
     /** Pieces of encoded text are gathered into flat chunks of about this many code units. */
@@ -427,8 +461,9 @@ export function installCodec(kit: KernelKit): void {
       if (brand(weakSetHas, o, probe)) return "WeakSet";
       if (brand(weakRefDeref, o)) return "WeakRef";
       if (brand(registryUnregister, o, probe)) return "FinalizationRegistry";
-      for (let i = 0; i < boxes.length; i++) {
-        const box = boxes[i] as readonly [string, Uncurried];
+      const boxKinds = boxes();
+      for (let i = 0; i < boxKinds.length; i++) {
+        const box = boxKinds[i] as readonly [string, Uncurried];
         if (brand(box[1], o)) return box[0];
       }
       const tag = objectToString(o);
@@ -514,6 +549,7 @@ export function installCodec(kit: KernelKit): void {
 
     /** Base64 of the first `n` bytes, written 6 KiB at a time into a small code buffer (flat, no rope). */
     const toBase64 = (bytes: Uint8Array, n: number): string => {
+      const digits = base64Digits();
       let codes = base64Codes;
       if (codes === undefined) {
         codes = new Uint16ArrayCtor(8192);
@@ -526,23 +562,23 @@ export function installCodec(kit: KernelKit): void {
         let c = 0;
         for (; i + 2 < end; i += 3) {
           const x = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
-          codes[c++] = base64Codes64[x >>> 18] as number;
-          codes[c++] = base64Codes64[(x >>> 12) & 63] as number;
-          codes[c++] = base64Codes64[(x >>> 6) & 63] as number;
-          codes[c++] = base64Codes64[x & 63] as number;
+          codes[c++] = digits[x >>> 18] as number;
+          codes[c++] = digits[(x >>> 12) & 63] as number;
+          codes[c++] = digits[(x >>> 6) & 63] as number;
+          codes[c++] = digits[x & 63] as number;
         }
         if (end === n && n - i === 1) {
           const x = (bytes[i] as number) << 16;
-          codes[c++] = base64Codes64[x >>> 18] as number;
-          codes[c++] = base64Codes64[(x >>> 12) & 63] as number;
+          codes[c++] = digits[x >>> 18] as number;
+          codes[c++] = digits[(x >>> 12) & 63] as number;
           codes[c++] = 61;
           codes[c++] = 61;
           i = n;
         } else if (end === n && n - i === 2) {
           const x = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8);
-          codes[c++] = base64Codes64[x >>> 18] as number;
-          codes[c++] = base64Codes64[(x >>> 12) & 63] as number;
-          codes[c++] = base64Codes64[(x >>> 6) & 63] as number;
+          codes[c++] = digits[x >>> 18] as number;
+          codes[c++] = digits[(x >>> 12) & 63] as number;
+          codes[c++] = digits[(x >>> 6) & 63] as number;
           codes[c++] = 61;
           i = n;
         }
@@ -761,8 +797,9 @@ export function installCodec(kit: KernelKit): void {
       const regExp = (o: object): void => {
         remember(o);
         let flags = "";
-        for (let i = 0; i < regExpFlags.length; i++) {
-          const flag = regExpFlags[i] as [string, Uncurried];
+        const getters = regExpFlags();
+        for (let i = 0; i < getters.length; i++) {
+          const flag = getters[i] as [string, Uncurried];
           if (flag[1](o) === true) flags += flag[0];
         }
         put('["R",');
@@ -910,12 +947,13 @@ export function installCodec(kit: KernelKit): void {
       const buffer = new ArrayBufferCtor(size);
       const bytes = new Uint8ArrayCtor(buffer);
       let p = 0;
+      const values = base64Values();
       for (let i = 0; i < length; i += 4) {
         const last = i + 4 === length;
-        const a = base64Index[charCodeAt(text, i)];
-        const b = base64Index[charCodeAt(text, i + 1)];
-        const c = last && padding === 2 ? 0 : base64Index[charCodeAt(text, i + 2)];
-        const d = last && padding > 0 ? 0 : base64Index[charCodeAt(text, i + 3)];
+        const a = values[charCodeAt(text, i)];
+        const b = values[charCodeAt(text, i + 1)];
+        const c = last && padding === 2 ? 0 : values[charCodeAt(text, i + 2)];
+        const d = last && padding > 0 ? 0 : values[charCodeAt(text, i + 3)];
         if (a === undefined || b === undefined || c === undefined || d === undefined || (a | b | c | d) < 0)
           return bad("bad base64");
         const x = (a << 18) | (b << 12) | (c << 6) | d;
@@ -1031,7 +1069,7 @@ export function installCodec(kit: KernelKit): void {
           }
           case "T": {
             const kind = n[1];
-            const typed = typeof kind === "string" ? typedArrays[kind] : undefined;
+            const typed = typeof kind === "string" ? typedArrays()[kind] : undefined;
             if (typed === undefined) return bad("unknown typed array kind");
             const buffer = fromBase64(n[2]);
             if ((arrayBufferByteLength?.(buffer) as number) % typed[1] !== 0)
@@ -1104,17 +1142,18 @@ export function installCodec(kit: KernelKit): void {
         if (typeof name !== "string" || typeof message !== "string" || typeof stack !== "string")
           return bad("bad Error fields");
         const entries = pairs(n[4]);
-        const Ctor = errors[name] ?? ErrorCtor;
+        const table = errors();
+        const Ctor = table[name] ?? ErrorCtor;
         const aggregate = AggregateErrorCtor !== undefined && Ctor === AggregateErrorCtor;
         const e: Error = aggregate
           ? message === ""
-            ? new AggregateErrorCtor(emptyIterable)
-            : new AggregateErrorCtor(emptyIterable, message)
+            ? new AggregateErrorCtor(emptyIterable())
+            : new AggregateErrorCtor(emptyIterable(), message)
           : message === ""
             ? new Ctor()
             : new Ctor(message);
         keep(e);
-        if (errors[name] === undefined) define(e, "name", name, false);
+        if (table[name] === undefined) define(e, "name", name, false);
         // Deleting first keeps V8 from formatting the captured stack (running prepareStackTrace).
         deleteProperty(e, "stack");
         define(e, "stack", stack, false);
