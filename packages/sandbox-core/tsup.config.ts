@@ -18,5 +18,6 @@ export default defineConfig(
     "guest-script/index": "src/guest-script/index.ts",
     "env/index": "src/env/index.ts",
     "worker-memory/index": "src/worker-memory/index.ts",
+    "spares/index": "src/spares/index.ts",
   }),
 );

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import { parseMaxSpares } from "@suaveplan/sandbox-core/spares";
 import type { EngineLimits } from "@suaveplan/sandbox-core/types";
 import type { SpawnedChild } from "../spawn-engine/race-child.js";
 import { isNodeRuntimeVariable } from "./node-args.js";
@@ -40,8 +41,15 @@ export interface SpawnEngineOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Starts the child. Default `node:child_process.spawn`. */
   spawner?: ProcessSpawner;
-  /** Keep one pre-started, single-use child ready so its boot is off the caller's path. Default true. */
+  /** Keep pre-started, single-use children ready so their boot is off the caller's path. Default true. */
   preStart?: boolean;
+  /**
+   * Pre-started children kept ready at most (default 4; 0 for none, as
+   * `preStart: false`). How many are kept follows demand: as many as the most
+   * runs in flight at once over the last 5–10 s, at least one. Each is an idle
+   * node process (about 40 MB resident).
+   */
+  maxSpares?: number;
   /** Limit for a child to boot and start the guest code, in ms; not counted in `timeout`. Default 10000. */
   startTimeout?: number;
   /**
@@ -82,7 +90,8 @@ export interface ResolvedSpawnOptions {
   /** Sanitised, and without `NODE_*` variables. */
   childEnv: Record<string, string>;
   spawner: ProcessSpawner;
-  preStart: boolean;
+  /** Spares kept at most: 0 with `preStart: false`. */
+  maxSpares: number;
   startTimeout: number;
   /** The `prlimit` that sets each child's CPU-time limit, or undefined where there is none. */
   cpuLimiter: string | undefined;
@@ -101,6 +110,7 @@ const OPTION_KEYS = new Set([
   "env",
   "spawner",
   "preStart",
+  "maxSpares",
   "startTimeout",
   "confinement",
 ]);
@@ -127,6 +137,7 @@ export function resolveSpawnOptions(options: SpawnEngineOptions): ResolvedSpawnO
   );
   const preStart = options.preStart ?? true;
   if (typeof preStart !== "boolean") invalidConfig("preStart", "must be a boolean");
+  const maxSpares = parseMaxSpares(options.maxSpares, "SpawnEngine");
   const startTimeout = options.startTimeout ?? DEFAULT_START_TIMEOUT_MS;
   if (!Number.isSafeInteger(startTimeout) || startTimeout < 1) {
     invalidConfig("startTimeout", "must be a positive integer (ms)");
@@ -155,7 +166,7 @@ export function resolveSpawnOptions(options: SpawnEngineOptions): ResolvedSpawnO
     execPath,
     childEnv,
     spawner,
-    preStart,
+    maxSpares: preStart ? maxSpares : 0,
     startTimeout,
     cpuLimiter,
     confinement,

@@ -404,6 +404,50 @@ describe("SpawnEngine", () => {
     expect(children[3]?.spawnargs).toContain("--max-old-space-size=256");
   });
 
+  it("after a burst of three runs keeps three pre-started children, spawned one after another", async () => {
+    const { spawner, children } = recordingSpawner();
+    const spawnEngine = engine({ spawner, maxSpares: 4 });
+    await until(() => children.length === 1);
+    const burst = await Promise.all(["'a'", "'b'", "'c'"].map((code) => spawnEngine.execute(code)));
+    expect(burst.map((r) => r.result)).toEqual(["a", "b", "c"]);
+    // One spare and two cold children served the burst; three spares follow it, and no more.
+    await until(() => children.length === 6);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(children.length).toBe(6);
+    const spares = children.slice(3);
+    expect(spares.map((child) => child.exitCode)).toEqual([null, null, null]);
+    // The next burst of three runs in them: each ran one request and exited on its own.
+    const again = await Promise.all(["1", "2", "3"].map((code) => spawnEngine.execute(code)));
+    expect(again.map((r) => r.result)).toEqual([1, 2, 3]);
+    await until(() => spares.every((child) => child.exitCode !== null || child.signalCode !== null));
+    expect(spares.map((child) => [child.exitCode, child.signalCode])).toEqual([
+      [0, null],
+      [0, null],
+      [0, null],
+    ]);
+  });
+
+  it.each([
+    [{ maxSpares: 0 }, 0],
+    [{ preStart: false, maxSpares: 3 }, 0],
+  ])("keeps no pre-started child with %j", async (options, spares) => {
+    const { spawner, children } = recordingSpawner();
+    const spawnEngine = engine({ spawner, ...options });
+    expect((await spawnEngine.execute("'ran'")).result).toBe("ran");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(children.length - 1).toBe(spares);
+  });
+
+  it.each([
+    [-1, "-1"],
+    [0.5, "0.5"],
+    [100, "100"],
+  ])("refuses maxSpares %j, naming the field and the reason", (maxSpares, shown) => {
+    expect(() => new SpawnEngine({ maxSpares })).toThrow(
+      `Invalid SpawnEngine option maxSpares: expected an integer from 0 to 64 (got ${shown})`,
+    );
+  });
+
   it("destroy() kills the spare and running children, waits for them, and is idempotent", async () => {
     const { spawner, children } = recordingSpawner();
     const spawnEngine = engine({ spawner });

@@ -2,6 +2,7 @@ import type { SpawnOptions } from "node:child_process";
 import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { DEMAND_WINDOW_MS, SpareDemand } from "@suaveplan/sandbox-core/spares";
 import {
   type EngineCapabilities,
   type EngineLimits,
@@ -83,6 +84,12 @@ interface LiveChild {
 }
 
 const MAX_STDERR_BYTES = 16 * 1024;
+/**
+ * How long after one spare was spawned the next may be, in ms: a child's boot
+ * takes a core for about 60–90 ms, and several at once would take the cores
+ * from the runs they are for.
+ */
+const SPARE_SPACING_MS = 100;
 const STDIO: SpawnOptions["stdio"] = ["pipe", "ignore", "pipe", "pipe"];
 
 /**
@@ -101,9 +108,10 @@ const STDIO: SpawnOptions["stdio"] = ["pipe", "ignore", "pipe", "pipe"];
  * dedicated pipe (fd 3) the guest cannot reach. The timeout kills the child
  * with SIGKILL, and so does `options.signal`, even while the guest loops.
  * `options.hostCalls` are answered in the host: each `tools.<name>(input)`
- * arrives as a `call` frame and its reply goes back as a line on stdin. One
- * pre-started child is kept ready (each is used once), so the boot of a Node
- * process is not on the caller's path.
+ * arrives as a `call` frame and its reply goes back as a line on stdin.
+ * Pre-started children are kept ready (each is used once), so the boot of a
+ * Node process is not on the caller's path: as many as the most runs in flight
+ * at once lately, between one and `maxSpares`.
  *
  * @example
  * await using engine = new SpawnEngine({ timeout: 1000 });
@@ -123,9 +131,14 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   private readonly options: ResolvedSpawnOptions;
   private readonly modules = new ModuleRegistry();
   private readonly live = new Set<LiveChild>();
-  private spare: LiveChild | undefined;
+  /** Pre-started children, oldest first (see {@link SpareDemand}). */
+  private readonly spares: LiveChild[] = [];
+  private readonly demand: SpareDemand;
   private spareMemoryLimit: number;
-  private refill: NodeJS.Immediate | undefined;
+  private refill: NodeJS.Timeout | undefined;
+  private trim: NodeJS.Timeout | undefined;
+  /** When the last spare was spawned (performance.now), to space their boots. */
+  private lastSpareAt = Number.NEGATIVE_INFINITY;
   private destroyPromise: Promise<void> | undefined;
 
   /**
@@ -137,6 +150,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     this.limits = this.options.limits;
     this.capabilities = confinedCapabilities(this.options.confinement);
     this.spareMemoryLimit = this.limits.memoryLimit;
+    this.demand = new SpareDemand({ max: this.options.maxSpares });
     this.scheduleSpare();
   }
 
@@ -180,6 +194,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       );
     }
     entry.dead = true; // single use
+    this.demand.started();
     holdOpen(entry.child, true);
     this.spareMemoryLimit = memoryLimit;
     const logs: LogEntry[] = [];
@@ -230,6 +245,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       },
     });
     racing = false;
+    this.demand.ended();
     this.scheduleSpare();
     const outcome = toGuestOutcome(ended, {
       timeoutMs: request.timeoutMs,
@@ -295,9 +311,11 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   }
 
   private async destroyNow(): Promise<void> {
-    if (this.refill !== undefined) clearImmediate(this.refill);
+    clearTimeout(this.refill);
+    clearTimeout(this.trim);
     this.refill = undefined;
-    this.spare = undefined;
+    this.trim = undefined;
+    this.spares.length = 0;
     this.modules.clear();
     const children = [...this.live];
     for (const entry of children) {
@@ -311,14 +329,23 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     await Promise.all(children.map((entry) => closeWithin(entry.child, entry.closed)));
   }
 
+  /**
+   * The oldest live spare with this heap, else none. Spares of another heap
+   * are killed: the next ones are made for the budget this call asked for.
+   */
   private takeSpare(memoryLimit: number): LiveChild | undefined {
-    const spare = this.spare;
-    this.spare = undefined;
-    if (spare === undefined) return undefined;
-    if (!spare.dead && spare.heapMiB === heapMiB(memoryLimit)) return spare;
-    spare.dead = true;
-    killNow(spare.child);
-    return undefined;
+    const heap = heapMiB(memoryLimit);
+    let taken: LiveChild | undefined;
+    for (const spare of this.spares.splice(0)) {
+      if (spare.dead) continue;
+      if (taken === undefined && spare.heapMiB === heap) taken = spare;
+      else if (spare.heapMiB === heap) this.spares.push(spare);
+      else {
+        spare.dead = true;
+        killNow(spare.child);
+      }
+    }
+    return taken;
   }
 
   private spawnChild(memoryLimit: number): LiveChild {
@@ -387,24 +414,48 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     return confined;
   }
 
+  /** Spawn the next spare when demand wants one more, no sooner than {@link SPARE_SPACING_MS} after the last. */
   private scheduleSpare(): void {
-    if (!this.options.preStart || this.destroyPromise !== undefined || this.refill !== undefined) return;
-    this.refill = setImmediate(() => {
+    if (this.options.maxSpares === 0 || this.destroyPromise !== undefined || this.refill !== undefined)
+      return;
+    const wait = Math.max(0, this.lastSpareAt + SPARE_SPACING_MS - performance.now());
+    this.refill = setTimeout(() => {
       this.refill = undefined;
       this.startSpare();
-    });
+    }, wait);
     this.refill.unref();
   }
 
   private startSpare(): void {
-    if (this.destroyPromise !== undefined || (this.spare !== undefined && !this.spare.dead)) return;
-    if (this.spare !== undefined) killNow(this.spare.child);
+    if (this.destroyPromise !== undefined) return;
+    const target = this.demand.target();
+    this.trimTo(target);
+    if (this.spares.length >= target) return;
     try {
       const entry = this.spawnChild(this.spareMemoryLimit);
       holdOpen(entry.child, false); // an idle spare never keeps the host alive
-      this.spare = entry;
+      this.spares.push(entry);
+      this.lastSpareAt = performance.now();
     } catch {
-      this.spare = undefined; // the next execute spawns its own child and reports the failure
+      return; // the next execute spawns its own child and reports the failure
+    }
+    if (this.spares.length < target) this.scheduleSpare();
+  }
+
+  /** Kill dead and extra spares (the newest first); while more than one is kept, look again a window later. */
+  private trimTo(target: number): void {
+    for (let i = this.spares.length - 1; i >= 0; i--) if (this.spares[i]?.dead) this.spares.splice(i, 1);
+    while (this.spares.length > target) {
+      const spare = this.spares.pop() as LiveChild;
+      spare.dead = true;
+      killNow(spare.child);
+    }
+    if (this.trim === undefined && this.spares.length > 1) {
+      this.trim = setTimeout(() => {
+        this.trim = undefined;
+        if (this.destroyPromise === undefined) this.trimTo(this.demand.target());
+      }, DEMAND_WINDOW_MS);
+      this.trim.unref();
     }
   }
 }

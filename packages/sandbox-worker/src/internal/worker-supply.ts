@@ -1,53 +1,81 @@
+import { DEMAND_WINDOW_MS, SpareDemand } from "@suaveplan/sandbox-core/spares";
 import { MIN_WORKER_MEMORY_BYTES } from "./resource-limits.js";
-import { startWorkerThread, type WorkerThread } from "./worker-thread.js";
+import { startWorkerThread, type ThreadListener, type WorkerThread } from "./worker-thread.js";
 
 /** How long after a spare is taken the next one starts booting, unless the run ends first, in ms. */
 export const REFILL_DELAY_MS = 20;
 
 /**
- * Hands out fresh, single-use worker threads and keeps one booted spare in
- * the background, so a call does not pay the worker's cold start. The spare
- * is `unref()`ed (an idle engine never keeps the process alive) and only
- * serves calls whose heap budget matches the one it was started with.
+ * Hands out fresh, single-use worker threads and keeps booted spares in the
+ * background, so a call does not pay the worker's cold start. How many
+ * follows demand ({@link SpareDemand}): as many as the most runs in flight at
+ * once lately, between one and `maxSpares`, booted one after another (never
+ * several at once, which would take the cores from the runs they are for),
+ * and retired again when the bursts stop. Spares are `unref()`ed (an idle
+ * engine never keeps the process alive) and only serve calls whose heap
+ * budget matches the one they were started with.
  */
 export class WorkerSupply {
-  private spare: WorkerThread | undefined;
+  /** Ready spares and at most one still booting, oldest first. */
+  private readonly spares: WorkerThread[] = [];
+  private readonly demand: SpareDemand;
   private refill: NodeJS.Timeout | undefined;
+  private trim: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly exiting = new Set<Promise<unknown>>();
 
   /**
-   * @param spareMemoryLimit - Heap budget of the spare, in bytes (the engine's `memoryLimit`).
-   * @param keepSpare - Keep a booted spare (default true; false when the reuse tier keeps the warm workers).
+   * @param spareMemoryLimit - Heap budget of the spares, in bytes (the engine's `memoryLimit`).
+   * @param maxSpares - Spares kept at most (0: none, as with the reuse tier, which keeps its own warm workers).
+   * @param windowMs - How long a burst is remembered (tests shorten it).
    */
   constructor(
     private readonly spareMemoryLimit: number,
-    private readonly keepSpare = true,
+    maxSpares: number,
+    private readonly windowMs = DEMAND_WINDOW_MS,
   ) {
-    this.refillSoon();
+    this.demand = new SpareDemand({ max: maxSpares, windowMs });
+    this.refillAfter(0);
+  }
+
+  /** Spares now: how many, and how many of them have booted (for tests). */
+  get spareCounts(): { spares: number; ready: number } {
+    return { spares: this.spares.length, ready: this.spares.filter((spare) => spare.ready).length };
   }
 
   /**
-   * The spare when its budget matches, else a new worker. The next spare
-   * starts booting {@link REFILL_DELAY_MS} later, or at once when the engine
-   * calls {@link refillSoon} as the run ends: a worker's boot takes a core
-   * for about a millisecond, and on a short run it would compete with the
-   * run it is meant to follow.
+   * A ready spare when one has this budget, else one still booting, else a
+   * new worker. The next spare starts booting {@link REFILL_DELAY_MS} later,
+   * or at once when the engine calls {@link finished} as the run ends: a
+   * worker's boot takes a core for tens of milliseconds, and on a short run it
+   * would compete with the run it is meant to follow. Every `take` is paired
+   * with one {@link finished}.
    * @throws when a worker cannot be started.
    */
   take(memoryLimit: number): WorkerThread {
-    const spare = this.spare;
+    let index = this.spares.findIndex(
+      (spare) => spare.ready && !spare.exited && spare.memoryLimit === memoryLimit,
+    );
+    if (index === -1)
+      index = this.spares.findIndex((spare) => !spare.exited && spare.memoryLimit === memoryLimit);
     let thread: WorkerThread;
-    if (spare !== undefined && !spare.exited && spare.memoryLimit === memoryLimit) {
-      this.spare = undefined;
-      spare.worker.ref();
-      thread = spare;
+    if (index !== -1) {
+      [thread] = this.spares.splice(index, 1) as [WorkerThread];
+      thread.listener = undefined;
+      thread.worker.ref();
     } else {
       // For this caller, now: no warm-up run first.
       thread = this.start(memoryLimit, undefined, false);
     }
+    this.demand.started();
     this.refillAfter(REFILL_DELAY_MS);
     return thread;
+  }
+
+  /** A run that {@link take} served ended: boot the next spare now if demand wants one. */
+  finished(): void {
+    this.demand.ended();
+    this.refillAfter(0);
   }
 
   /**
@@ -63,13 +91,14 @@ export class WorkerSupply {
     void exited.finally(() => this.exiting.delete(exited));
   }
 
-  /** Stop making spares, terminate the spare and wait until every retired worker has exited. */
+  /** Stop making spares, terminate the spares and wait until every retired worker has exited. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.refill !== undefined) clearTimeout(this.refill);
+    clearTimeout(this.refill);
+    clearTimeout(this.trim);
     this.refill = undefined;
-    if (this.spare !== undefined) this.retire(this.spare);
-    this.spare = undefined;
+    this.trim = undefined;
+    for (const spare of this.spares.splice(0)) this.retire(spare);
     while (this.exiting.size > 0) await Promise.allSettled([...this.exiting]);
   }
 
@@ -78,7 +107,8 @@ export class WorkerSupply {
     return startWorkerThread(
       memoryLimit,
       (thread) => {
-        if (this.spare === thread) this.spare = undefined;
+        const index = this.spares.indexOf(thread);
+        if (index !== -1) this.spares.splice(index, 1);
         onExit?.(thread);
       },
       undefined,
@@ -86,34 +116,56 @@ export class WorkerSupply {
     );
   }
 
-  /** Boot the next spare soon (in a macrotask), off the current call's path; no-op while one exists. */
-  refillSoon(): void {
-    this.refillAfter(0);
-  }
-
+  /** Boot the next spare in `delayMs` (a macrotask, off the current call's path) when demand wants one more. */
   private refillAfter(delayMs: number): void {
-    if (
-      !this.keepSpare ||
-      this.closed ||
-      this.spare !== undefined ||
-      this.spareMemoryLimit < MIN_WORKER_MEMORY_BYTES
-    )
-      return;
+    if (this.closed || this.spareMemoryLimit < MIN_WORKER_MEMORY_BYTES) return;
     if (this.refill !== undefined) {
       if (delayMs > 0) return;
       clearTimeout(this.refill);
     }
     this.refill = setTimeout(() => {
       this.refill = undefined;
-      if (this.closed || this.spare !== undefined) return;
-      try {
-        const spare = this.start(this.spareMemoryLimit);
-        spare.worker.unref();
-        this.spare = spare;
-      } catch {
-        // No spare then; the next call starts its own worker and reports why.
-      }
+      this.boot();
     }, delayMs);
     this.refill.unref();
+  }
+
+  private boot(): void {
+    if (this.closed) return;
+    const target = this.demand.target();
+    this.trimTo(target);
+    // One at a time: the next boots when this one is ready.
+    if (this.spares.length >= target || this.spares.some((spare) => !spare.ready)) return;
+    try {
+      const spare = this.start(this.spareMemoryLimit);
+      spare.worker.unref();
+      spare.listener = this.spareListener;
+      this.spares.push(spare);
+    } catch {
+      // No spare then; the next call starts its own worker and reports why.
+    }
+  }
+
+  /** What hears a spare until a run takes it: its `ready` boots the next one, if wanted. */
+  private readonly spareListener: ThreadListener = {
+    onReady: () => this.refillAfter(0),
+    onEvent: () => undefined,
+    onError: () => undefined,
+    onExit: () => undefined,
+  };
+
+  /** Retire the newest spares beyond `target`; while more than one is kept, look again a window later. */
+  private trimTo(target: number): void {
+    while (this.spares.length > target) {
+      const spare = this.spares.pop() as WorkerThread;
+      this.retire(spare);
+    }
+    if (this.trim === undefined && this.spares.length > 1) {
+      this.trim = setTimeout(() => {
+        this.trim = undefined;
+        if (!this.closed) this.trimTo(this.demand.target());
+      }, this.windowMs);
+      this.trim.unref();
+    }
   }
 }

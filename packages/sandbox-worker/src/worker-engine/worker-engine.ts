@@ -1,5 +1,6 @@
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import { parseMaxSpares } from "@suaveplan/sandbox-core/spares";
 import {
   type EngineCapabilities,
   type EngineLimits,
@@ -97,6 +98,13 @@ export interface WorkerEngineOptions {
    * with a per-call `memoryLimit` other than the engine's get a single-use worker.
    */
   reuse?: ReuseOption | undefined;
+  /**
+   * Booted spare workers kept ready at most (default 4; 0 for none). How
+   * many are kept follows demand: as many as the most runs in flight at once
+   * over the last 5–10 s, at least one. Each spare is an idle worker thread
+   * (about 10 MB). Not used with `reuse`, whose workers stay warm themselves.
+   */
+  maxSpares?: number | undefined;
 }
 
 /**
@@ -158,7 +166,8 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
   constructor(options: WorkerEngineOptions = {}) {
     this.limits = parseEngineLimits(options);
     const reuse = parseReuseOption(options.reuse);
-    this.supply = new WorkerSupply(this.limits.memoryLimit, reuse === undefined);
+    const maxSpares = parseMaxSpares(options.maxSpares, "WorkerEngine");
+    this.supply = new WorkerSupply(this.limits.memoryLimit, reuse === undefined ? maxSpares : 0);
     this.capabilities = reuse === undefined ? WORKER_CAPABILITIES : reuseCapabilities(reuse);
     if (reuse !== undefined && this.limits.memoryLimit >= MIN_WORKER_MEMORY_BYTES) {
       this.pool = new WorkerPool(
@@ -212,6 +221,8 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
     }
     const pool = this.pool;
     let thread: WorkerThread | undefined;
+    /** The thread came from the supply (single-use): its demand count ends with the run. */
+    let fromSupply = false;
     let run: WorkerRun;
     try {
       if (pool !== undefined && built.memoryLimit === pool.memoryLimit) {
@@ -232,7 +243,10 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
       }
       // Without the reuse tier, for another heap budget, or when the pool could not start one.
       const reused = thread !== undefined;
-      thread ??= this.supply.take(built.memoryLimit);
+      if (thread === undefined) {
+        thread = this.supply.take(built.memoryLimit);
+        fromSupply = true;
+      }
       run = new WorkerRun(
         thread,
         built.request,
@@ -247,6 +261,7 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
         reused,
       );
     } catch (error) {
+      if (fromSupply) this.supply.finished();
       return failure(
         SANDBOX_CODES.WORKER_FAILED,
         `WorkerEngine could not start a worker thread: ${withoutCode(error)}`,
@@ -260,7 +275,7 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
     const ended = await run.result;
     signal?.removeEventListener("abort", onAbort);
     this.running.delete(run);
-    if (pool === undefined) this.supply.refillSoon();
+    if (fromSupply) this.supply.finished();
     return toSandboxResult(ended.outcome, {
       duration: performance.now() - startedAt,
       logs: ended.logs,

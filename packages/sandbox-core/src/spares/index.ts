@@ -1,0 +1,8 @@
+export {
+  DEFAULT_MAX_SPARES,
+  DEMAND_WINDOW_MS,
+  MAX_SPARES_CAP,
+  parseMaxSpares,
+  SpareDemand,
+  type SpareDemandOptions,
+} from "./spare-demand.js";
