@@ -1,5 +1,6 @@
 import type { CliIo } from "../cli/cli-io.js";
 import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
+import { formatBurstTable, runBurstBench } from "./burst-bench.js";
 import { formatDataPathTable, runDataPathBench } from "./data-path-bench.js";
 import { formatBenchTable, makeBenchEngine, runEngineBench } from "./engine-bench.js";
 import { formatMemoryTable, runMemoryBench } from "./memory-bench.js";
@@ -12,8 +13,8 @@ export async function benchCommand(
   options: { iterations: number; json: boolean },
   io: CliIo,
 ): Promise<ExitCode> {
-  // 4 engines (W1), 4 tool-call rows, 2 data-path rows (W2), 2 memory rows, 1 reuse row.
-  const step = createProgress(13, (line) => io.stderr(line));
+  // 4 engines (W1), 2 burst rows, 4 tool-call rows, 2 data-path rows (W2), 2 memory rows, 1 reuse row.
+  const step = createProgress(15, (line) => io.stderr(line));
   const skippedNote = (row: { skipped?: string | undefined }) =>
     row.skipped ? ` (skipped: ${row.skipped})` : "";
   io.stderr(
@@ -22,6 +23,13 @@ export async function benchCommand(
   const rows = await runEngineBench({
     iterations: options.iterations,
     onRow: (row) => step(`${row.engine} W1${skippedNote(row)}`),
+  });
+  io.stderr(
+    "Benchmarking bursts of 4 concurrent calls after an idle spell (worker, spawn): spares following demand, one spare, cold starts…\n",
+  );
+  const burstRows = await runBurstBench({
+    bursts: 5,
+    onRow: (row) => step(`${row.engine} bursts${skippedNote(row)}`),
   });
   io.stderr("Benchmarking a tool-call round trip per engine against its raw message round trip…\n");
   const toolRows = await runToolCallBench(
@@ -50,11 +58,11 @@ export async function benchCommand(
   for (const row of reuseRows) step(`worker reuse${skippedNote(row)}`);
   io.stdout(
     options.json
-      ? `${JSON.stringify({ execute: rows, toolCalls: toolRows, dataPath: dataRows, memory: memoryRows, reuse: reuseRows }, null, 2)}\n`
-      : `${[formatBenchTable(rows), formatToolCallTable(toolRows), formatDataPathTable(dataRows), formatMemoryTable(memoryRows), formatReuseTable(reuseRows)].join("\n\n")}\n`,
+      ? `${JSON.stringify({ execute: rows, bursts: burstRows, toolCalls: toolRows, dataPath: dataRows, memory: memoryRows, reuse: reuseRows }, null, 2)}\n`
+      : `${[formatBenchTable(rows), formatBurstTable(burstRows), formatToolCallTable(toolRows), formatDataPathTable(dataRows), formatMemoryTable(memoryRows), formatReuseTable(reuseRows)].join("\n\n")}\n`,
   );
   // The reuse row needs piscina, a dev dependency: without it the row says so and the bench still passes.
-  return [...rows, ...toolRows, ...dataRows, ...memoryRows].some((r) => r.skipped)
+  return [...rows, ...burstRows, ...toolRows, ...dataRows, ...memoryRows].some((r) => r.skipped)
     ? EXIT_CODES.failed
     : EXIT_CODES.ok;
 }

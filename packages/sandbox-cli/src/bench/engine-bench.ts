@@ -122,6 +122,14 @@ export function makeBenchEngine(name: BuiltinEngineName): Promise<SandboxEngine>
   return subjects[name].engine();
 }
 
+/** The raw primitive a bench row measures `name` against (for worker and spawn: a cold start per call). */
+export function makeRawPrimitive(
+  name: BuiltinEngineName,
+): Promise<{ primitive: string; call: () => Promise<unknown>; close: () => void }> {
+  const subject = subjects[name];
+  return subject.raw().then((raw) => ({ primitive: subject.primitive, ...raw }));
+}
+
 /** Measure every engine and its raw primitive in the same process, row by row. */
 export async function runEngineBench(options: EngineBenchOptions): Promise<EngineBenchRow[]> {
   const rows: EngineBenchRow[] = [];
