@@ -145,6 +145,14 @@ export const PARITY_ROWS: readonly ParityRow[] = [
     }),
   },
   { name: "a top-level undefined", code: "console.log('ran'); undefined", expected: logged("ran") },
+  { name: "a top-level -0", code: "-0", expected: ok(-0) },
+  { name: "a top-level NaN", code: "const n = NaN; n", expected: ok(Number.NaN) },
+  { name: "a top-level BigInt", code: "2n ** 70n", expected: ok(2n ** 70n) },
+  {
+    name: "a top-level string with quotes and a lone surrogate",
+    code: "'a\"b\\ud800'",
+    expected: ok('a"b\ud800'),
+  },
   {
     name: "a sparse array keeps its holes and length",
     code: "const a = [1, , 3]; a.length = 5; a",

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { type Context, constants, createContext, Script } from "node:vm";
+import { createHostCodec } from "../codec/install-codec.js";
 import type { GuestRealm, RealmStatus, SourceModule } from "../driver/guest-driver.js";
 import { capWasmMemory } from "../kernel/cap-wasm-memory.js";
 import type { KernelBridge } from "../kernel/kernel-kit.js";
@@ -112,6 +113,9 @@ const CONTEXT_OPTIONS = Object.freeze({
   codeGeneration: Object.freeze({ strings: false, wasm: false }),
   microtaskMode: "afterEvaluate" as const,
 });
+
+/** Encodes a primitive completion value on the host's side (a primitive has no realm to keep). */
+let hostCodec: ReturnType<typeof createHostCodec> | undefined;
 
 /** How much earlier than asked node's vm watchdog may fire by our clock, in ms. */
 const WATCHDOG_SLACK_MS = 5;
@@ -256,6 +260,8 @@ class VmRealm implements GuestRealm {
   private readonly untrack: () => void;
   /** Whether entries after the first evaluation run under node's watchdog (see {@link VmRealmOptions.callbackWatchdog}). */
   private readonly callbackWatchdog: boolean;
+  /** The run's result budget (the run config's `maxResultBytes`), once booted. */
+  private maxResultBytes = 0;
 
   constructor(
     private readonly options: VmRealmOptions,
@@ -286,6 +292,8 @@ class VmRealm implements GuestRealm {
     timeoutMs: number,
   ): RealmStatus {
     const started = performance.now();
+    // The host's own JSON (see the driver's run config).
+    this.maxResultBytes = (JSON.parse(runConfigJson) as { maxResultBytes: number }).maxResultBytes;
     // Boot runs kernel code only (parse the run config, decode data, define globals): no guest
     // code exists yet, so it is bounded by its input and needs no watchdog thread.
     const status = this.run("boot", [runConfigJson, contextText, modulesText], timeoutMs, false);
@@ -343,14 +351,34 @@ class VmRealm implements GuestRealm {
       activeRealm = undefined;
     }
     this.activeMs += performance.now() - started;
-    // Settling a primitive runs no guest code (no getter, no thenable): no watchdog thread for it.
-    const primitive = value === null || (typeof value !== "object" && typeof value !== "function");
+    if (value === null || (typeof value !== "object" && typeof value !== "function"))
+      return this.settlePrimitive(value);
     return this.run(
       "settle",
       [value],
       Math.max(1, Math.ceil(timeoutMs - (performance.now() - started))),
-      !primitive && this.callbackWatchdog,
+      this.callbackWatchdog,
     );
+  }
+
+  /**
+   * Report a primitive completion value without entering the realm again: a primitive has no
+   * getter, no thenable and no realm, so the host's codec encodes it exactly as the kernel's would
+   * (the same `installCodec`), and one `runInContext` less is on the caller's path.
+   */
+  private settlePrimitive(value: unknown): RealmStatus {
+    hostCodec ??= createHostCodec();
+    let text: string;
+    try {
+      text = hostCodec.encode(value, "result", this.maxResultBytes);
+    } catch (error) {
+      if (!hostCodec.isNotTransferable(error))
+        return { ok: false, outcome: { kind: "fault", message: "the result could not be encoded" } };
+      this.state.bridge("done", "untransferable", JSON.stringify({ path: error.path, what: error.what }));
+      return { ok: true };
+    }
+    this.state.bridge("done", "value", text);
+    return { ok: true };
   }
 
   enter(
@@ -384,7 +412,8 @@ class VmRealm implements GuestRealm {
     const context = this.context;
     if (context === undefined) return;
     try {
-      // Kernel code only (deletes of its own globals): no watchdog.
+      // Kernel code only (deletes of its own globals): no watchdog. Run here, not deferred to a
+      // later macrotask: deferred, 8-caller throughput on vm fell from ~1,700 to ~1,200 calls/s.
       scripts().entries.teardown?.runInContext(context, { displayErrors: false });
     } catch {
       // Nothing to report: the run is over, and the context is dropped anyway.
