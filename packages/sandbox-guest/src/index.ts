@@ -70,7 +70,7 @@ export {
 // node:vm realm (vm, worker and spawn engines)
 export { GuestScriptCache } from "./vm-realm/guest-script-cache.js";
 export { isHostError, isHostTimeout } from "./vm-realm/host-guards.js";
-export { isolateMemoryBytes } from "./vm-realm/isolate-memory.js";
+export { isolateMemoryBytes, isolateMemoryParts, memoryGrownSince } from "./vm-realm/isolate-memory.js";
 export { startVmExecution, type VmExecutionHooks } from "./vm-realm/start-vm-execution.js";
 export { isStraightLine } from "./vm-realm/straight-line.js";
 export {

@@ -19,9 +19,10 @@ import {
   type GuestDriver,
   type GuestOutcome,
   GuestScriptCache,
-  isolateMemoryBytes,
+  isolateMemoryParts,
   kernelCacheStatus,
   kernelCodeCache,
+  memoryGrownSince,
   type PreparedVmRealm,
   prepareVmRealm,
   refusedAllocation,
@@ -110,7 +111,7 @@ port.on("message", (message: HostMessage) => {
   const { request, memoryLimit, reuse } = message;
   current = message.run;
   spent = reuse !== true;
-  const memoryBefore = isolateMemoryBytes();
+  const memoryBefore = isolateMemoryParts();
   const running = startVmExecution(request, {
     onLog: (entry) => post({ type: "log", level: entry.level, message: entry.message }),
     // Only a run with host calls has a `tools` global; without it the driver refuses every call.
@@ -141,7 +142,7 @@ port.on("message", (message: HostMessage) => {
   // synchronous stretch is sampled by the host instead, where node can (worker.getHeapStatistics).
   let peak = 0;
   const sampler = setInterval(() => {
-    const used = isolateMemoryBytes() - memoryBefore;
+    const used = memoryGrownSince(memoryBefore);
     if (used > peak) peak = used;
     if (used > memoryLimit) running.abort({ kind: "memory", limitBytes: memoryLimit });
   }, MEMORY_SAMPLE_MS);
@@ -149,7 +150,7 @@ port.on("message", (message: HostMessage) => {
     clearInterval(sampler);
     // One last sample as the run ends: a run that never yielded (where the host cannot sample a
     // busy worker) or ended within one interval of its allocation is held to the limit too.
-    const used = Math.max(memoryUsed ?? 0, peak, isolateMemoryBytes() - memoryBefore);
+    const used = Math.max(memoryUsed ?? 0, peak, memoryGrownSince(memoryBefore));
     const held =
       refusedAllocation(outcome) || (used > memoryLimit && endedByGuest(outcome))
         ? memoryOutcome(memoryLimit)
