@@ -19,12 +19,24 @@ export function installErrors(kit: KernelKit): void {
   const exec = RegExp.prototype.exec;
   const guestFile = kit.config.guestFilename;
   const modulePrefix = kit.config.moduleFilenamePrefix;
-  const replace = String.prototype.replace;
+  const indexOf = String.prototype.indexOf;
+  const RegExpCtor = RegExp;
   // `at fn (sandbox.js:3:7)` or `at sandbox.js:3:7`: the innermost frame of the main guest file.
-  const LOCATION = new RegExp(
-    `[ (]${apply(replace, guestFile, [/[.*+?^${}()|[\]\\]/g, "\\$&"])}:(\\d+):(\\d+)\\)?$`,
-    "m",
-  );
+  // Made on first use (only a described error needs it), from the captures above and without
+  // `String.prototype.replace`, which would look up the guest's `Symbol.replace`: compiling a
+  // RegExp in every fresh context cost more than the rest of this part.
+  let location: RegExp | undefined;
+  const locationPattern = (): RegExp => {
+    if (location === undefined) {
+      let escaped = "";
+      for (let i = 0; i < guestFile.length; i++) {
+        const char = guestFile[i] as string;
+        escaped += (apply(indexOf, "\\^$.*+?()[]{}|/", [char]) as number) >= 0 ? `\\${char}` : char;
+      }
+      location = new RegExpCtor(`[ (]${escaped}:(\\d+):(\\d+)\\)?$`, "m");
+    }
+    return location;
+  };
   const NumberCtor = Number;
 
   const callOf = (frame: unknown, method: string): unknown => {
@@ -151,7 +163,7 @@ export function installErrors(kit: KernelKit): void {
           message: typeof message === "string" ? message : message === undefined ? "" : kit.inspect(message),
           stack,
         };
-        const found = apply(exec, LOCATION, [stack]) as RegExpExecArray | null;
+        const found = apply(exec, locationPattern(), [stack]) as RegExpExecArray | null;
         if (found !== null) {
           record.line = NumberCtor(found[1]);
           record.column = NumberCtor(found[2]);
