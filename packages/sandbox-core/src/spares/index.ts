@@ -6,3 +6,4 @@ export {
   SpareDemand,
   type SpareDemandOptions,
 } from "./spare-demand.js";
+export { type SpareHooks, SparePool, type SparePoolOptions } from "./spare-pool.js";

@@ -2,7 +2,7 @@ import type { SpawnOptions } from "node:child_process";
 import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { DEMAND_WINDOW_MS, SpareDemand } from "@suaveplan/sandbox-core/spares";
+import { SparePool } from "@suaveplan/sandbox-core/spares";
 import {
   type EngineCapabilities,
   type EngineLimits,
@@ -131,14 +131,9 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   private readonly options: ResolvedSpawnOptions;
   private readonly modules = new ModuleRegistry();
   private readonly live = new Set<LiveChild>();
-  /** Pre-started children, oldest first (see {@link SpareDemand}). */
-  private readonly spares: LiveChild[] = [];
-  private readonly demand: SpareDemand;
+  /** Pre-started children (see {@link SparePool}), spawned {@link SPARE_SPACING_MS} apart. */
+  private readonly spares: SparePool<LiveChild>;
   private spareMemoryLimit: number;
-  private refill: NodeJS.Timeout | undefined;
-  private trim: NodeJS.Timeout | undefined;
-  /** When the last spare was spawned (performance.now), to space their boots. */
-  private lastSpareAt = Number.NEGATIVE_INFINITY;
   private destroyPromise: Promise<void> | undefined;
 
   /**
@@ -150,8 +145,18 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     this.limits = this.options.limits;
     this.capabilities = confinedCapabilities(this.options.confinement);
     this.spareMemoryLimit = this.limits.memoryLimit;
-    this.demand = new SpareDemand({ max: this.options.maxSpares });
-    this.scheduleSpare();
+    this.spares = new SparePool<LiveChild>(
+      {
+        start: () => this.startSpare(),
+        retire: (spare) => {
+          spare.dead = true;
+          killNow(spare.child);
+        },
+        alive: (spare) => !spare.dead,
+      },
+      { maxSpares: this.options.maxSpares, spacingMs: SPARE_SPACING_MS },
+    );
+    this.spares.refillAfter(0);
   }
 
   /** Absolute path of the runner script each child runs (the only file it may read). */
@@ -194,7 +199,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       );
     }
     entry.dead = true; // single use
-    this.demand.started();
+    this.spares.started();
     holdOpen(entry.child, true);
     this.spareMemoryLimit = memoryLimit;
     const logs: LogEntry[] = [];
@@ -245,8 +250,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       },
     });
     racing = false;
-    this.demand.ended();
-    this.scheduleSpare();
+    this.spares.ended();
+    this.spares.refillAfter(0);
     const outcome = toGuestOutcome(ended, {
       timeoutMs: request.timeoutMs,
       memoryLimit,
@@ -311,11 +316,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   }
 
   private async destroyNow(): Promise<void> {
-    clearTimeout(this.refill);
-    clearTimeout(this.trim);
-    this.refill = undefined;
-    this.trim = undefined;
-    this.spares.length = 0;
+    this.spares.close(); // the spares are in `live` too: killed and awaited with the rest below
     this.modules.clear();
     const children = [...this.live];
     for (const entry of children) {
@@ -335,17 +336,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
    */
   private takeSpare(memoryLimit: number): LiveChild | undefined {
     const heap = heapMiB(memoryLimit);
-    let taken: LiveChild | undefined;
-    for (const spare of this.spares.splice(0)) {
-      if (spare.dead) continue;
-      if (taken === undefined && spare.heapMiB === heap) taken = spare;
-      else if (spare.heapMiB === heap) this.spares.push(spare);
-      else {
-        spare.dead = true;
-        killNow(spare.child);
-      }
-    }
-    return taken;
+    this.spares.discard((spare) => spare.heapMiB !== heap);
+    return this.spares.take(() => true);
   }
 
   private spawnChild(memoryLimit: number): LiveChild {
@@ -414,48 +406,15 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     return confined;
   }
 
-  /** Spawn the next spare when demand wants one more, no sooner than {@link SPARE_SPACING_MS} after the last. */
-  private scheduleSpare(): void {
-    if (this.options.maxSpares === 0 || this.destroyPromise !== undefined || this.refill !== undefined)
-      return;
-    const wait = Math.max(0, this.lastSpareAt + SPARE_SPACING_MS - performance.now());
-    this.refill = setTimeout(() => {
-      this.refill = undefined;
-      this.startSpare();
-    }, wait);
-    this.refill.unref();
-  }
-
-  private startSpare(): void {
-    if (this.destroyPromise !== undefined) return;
-    const target = this.demand.target();
-    this.trimTo(target);
-    if (this.spares.length >= target) return;
+  /** Spawn a spare for the pool; none after {@link destroy} or when the child cannot be spawned. */
+  private startSpare(): LiveChild | undefined {
+    if (this.destroyPromise !== undefined) return undefined;
     try {
       const entry = this.spawnChild(this.spareMemoryLimit);
       holdOpen(entry.child, false); // an idle spare never keeps the host alive
-      this.spares.push(entry);
-      this.lastSpareAt = performance.now();
+      return entry;
     } catch {
-      return; // the next execute spawns its own child and reports the failure
-    }
-    if (this.spares.length < target) this.scheduleSpare();
-  }
-
-  /** Kill dead and extra spares (the newest first); while more than one is kept, look again a window later. */
-  private trimTo(target: number): void {
-    for (let i = this.spares.length - 1; i >= 0; i--) if (this.spares[i]?.dead) this.spares.splice(i, 1);
-    while (this.spares.length > target) {
-      const spare = this.spares.pop() as LiveChild;
-      spare.dead = true;
-      killNow(spare.child);
-    }
-    if (this.trim === undefined && this.spares.length > 1) {
-      this.trim = setTimeout(() => {
-        this.trim = undefined;
-        if (this.destroyPromise === undefined) this.trimTo(this.demand.target());
-      }, DEMAND_WINDOW_MS);
-      this.trim.unref();
+      return undefined; // the next execute spawns its own child and reports the failure
     }
   }
 }

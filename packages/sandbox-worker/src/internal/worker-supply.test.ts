@@ -79,6 +79,26 @@ describe("WorkerSupply spares following demand", () => {
     expect(none.spareCounts).toEqual({ spares: 0, ready: 0 });
   });
 
+  it("warms a spare up only while at most one run is in flight", async () => {
+    const busy = supply(3);
+    await until(() => busy.spareCounts.ready === 1);
+    expect(busy.warmedSpares).toBe(1);
+    // Three runs in flight: the spares that boot meanwhile skip the warm-up.
+    const taken = [busy.take(LIMIT), busy.take(LIMIT), busy.take(LIMIT)];
+    await until(() => busy.spareCounts.ready === 3);
+    expect(busy.warmedSpares).toBe(0);
+    for (const thread of taken) {
+      busy.finished();
+      busy.retire(thread);
+    }
+    // None in flight: the spare that replaces a taken one warms up again.
+    const next = busy.take(LIMIT);
+    busy.finished();
+    busy.retire(next);
+    await until(() => busy.spareCounts.ready === 3);
+    expect(busy.warmedSpares).toBe(1);
+  });
+
   it("hands a ready spare to the next run before a booting one", async () => {
     const two = supply(2);
     await until(() => two.spareCounts.ready === 1);

@@ -1,4 +1,4 @@
-import { DEMAND_WINDOW_MS, SpareDemand } from "@suaveplan/sandbox-core/spares";
+import { DEMAND_WINDOW_MS, SparePool } from "@suaveplan/sandbox-core/spares";
 import { MIN_WORKER_MEMORY_BYTES } from "./resource-limits.js";
 import { startWorkerThread, type ThreadListener, type WorkerThread } from "./worker-thread.js";
 
@@ -17,10 +17,7 @@ export const REFILL_DELAY_MS = 20;
  */
 export class WorkerSupply {
   /** Ready spares and at most one still booting, oldest first. */
-  private readonly spares: WorkerThread[] = [];
-  private readonly demand: SpareDemand;
-  private refill: NodeJS.Timeout | undefined;
-  private trim: NodeJS.Timeout | undefined;
+  private readonly pool: SparePool<WorkerThread>;
   private closed = false;
   private readonly exiting = new Set<Promise<unknown>>();
 
@@ -32,15 +29,29 @@ export class WorkerSupply {
   constructor(
     private readonly spareMemoryLimit: number,
     maxSpares: number,
-    private readonly windowMs = DEMAND_WINDOW_MS,
+    windowMs = DEMAND_WINDOW_MS,
   ) {
-    this.demand = new SpareDemand({ max: maxSpares, windowMs });
-    this.refillAfter(0);
+    this.pool = new SparePool<WorkerThread>(
+      {
+        start: () => this.startSpare(),
+        retire: (spare) => this.retire(spare),
+        alive: (spare) => !spare.exited,
+        booting: (spare) => !spare.ready,
+      },
+      { maxSpares: spareMemoryLimit < MIN_WORKER_MEMORY_BYTES ? 0 : maxSpares, windowMs },
+    );
+    this.pool.refillAfter(0);
   }
 
   /** Spares now: how many, and how many of them have booted (for tests). */
   get spareCounts(): { spares: number; ready: number } {
-    return { spares: this.spares.length, ready: this.spares.filter((spare) => spare.ready).length };
+    const spares = this.pool.list;
+    return { spares: spares.length, ready: spares.filter((spare) => spare.ready).length };
+  }
+
+  /** How many of the spares now run (or ran) the warm-up request before their `ready` (for tests). */
+  get warmedSpares(): number {
+    return this.pool.list.filter((spare) => spare.warmUp).length;
   }
 
   /**
@@ -53,29 +64,26 @@ export class WorkerSupply {
    * @throws when a worker cannot be started.
    */
   take(memoryLimit: number): WorkerThread {
-    let index = this.spares.findIndex(
-      (spare) => spare.ready && !spare.exited && spare.memoryLimit === memoryLimit,
+    let thread = this.pool.take(
+      (spare) => spare.memoryLimit === memoryLimit,
+      (spare) => spare.ready,
     );
-    if (index === -1)
-      index = this.spares.findIndex((spare) => !spare.exited && spare.memoryLimit === memoryLimit);
-    let thread: WorkerThread;
-    if (index !== -1) {
-      [thread] = this.spares.splice(index, 1) as [WorkerThread];
+    if (thread !== undefined) {
       thread.listener = undefined;
       thread.worker.ref();
     } else {
       // For this caller, now: no warm-up run first.
       thread = this.start(memoryLimit, undefined, false);
     }
-    this.demand.started();
-    this.refillAfter(REFILL_DELAY_MS);
+    this.pool.started();
+    this.pool.refillAfter(REFILL_DELAY_MS);
     return thread;
   }
 
   /** A run that {@link take} served ended: boot the next spare now if demand wants one. */
   finished(): void {
-    this.demand.ended();
-    this.refillAfter(0);
+    this.pool.ended();
+    this.pool.refillAfter(0);
   }
 
   /**
@@ -94,11 +102,7 @@ export class WorkerSupply {
   /** Stop making spares, terminate the spares and wait until every retired worker has exited. */
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.refill);
-    clearTimeout(this.trim);
-    this.refill = undefined;
-    this.trim = undefined;
-    for (const spare of this.spares.splice(0)) this.retire(spare);
+    for (const spare of this.pool.close()) this.retire(spare);
     while (this.exiting.size > 0) await Promise.allSettled([...this.exiting]);
   }
 
@@ -107,8 +111,7 @@ export class WorkerSupply {
     return startWorkerThread(
       memoryLimit,
       (thread) => {
-        const index = this.spares.indexOf(thread);
-        if (index !== -1) this.spares.splice(index, 1);
+        this.pool.drop(thread);
         onExit?.(thread);
       },
       undefined,
@@ -116,59 +119,28 @@ export class WorkerSupply {
     );
   }
 
-  /** Boot the next spare in `delayMs` (a macrotask, off the current call's path) when demand wants one more. */
-  private refillAfter(delayMs: number): void {
-    if (this.closed || this.spareMemoryLimit < MIN_WORKER_MEMORY_BYTES) return;
-    if (this.refill !== undefined) {
-      if (delayMs > 0) return;
-      clearTimeout(this.refill);
-    }
-    this.refill = setTimeout(() => {
-      this.refill = undefined;
-      this.boot();
-    }, delayMs);
-    this.refill.unref();
-  }
-
-  private boot(): void {
-    if (this.closed) return;
-    const target = this.demand.target();
-    this.trimTo(target);
-    // One at a time: the next boots when this one is ready.
-    if (this.spares.length >= target || this.spares.some((spare) => !spare.ready)) return;
+  /** Boot a spare for the pool; none after {@link close} or when a worker cannot be started. */
+  private startSpare(): WorkerThread | undefined {
+    if (this.closed) return undefined;
     try {
       // With several runs in flight a spare is likely taken before its warm-up ends, and the
       // warm-up's CPU comes out of those runs (measured, 8 callers: ~10 % fewer calls/s): only an
       // engine serving one run at most warms its spares.
-      const spare = this.start(this.spareMemoryLimit, undefined, this.demand.running <= 1);
+      const spare = this.start(this.spareMemoryLimit, undefined, this.pool.running <= 1);
       spare.worker.unref();
       spare.listener = this.spareListener;
-      this.spares.push(spare);
+      return spare;
     } catch {
       // No spare then; the next call starts its own worker and reports why.
+      return undefined;
     }
   }
 
   /** What hears a spare until a run takes it: its `ready` boots the next one, if wanted. */
   private readonly spareListener: ThreadListener = {
-    onReady: () => this.refillAfter(0),
+    onReady: () => this.pool.refillAfter(0),
     onEvent: () => undefined,
     onError: () => undefined,
     onExit: () => undefined,
   };
-
-  /** Retire the newest spares beyond `target`; while more than one is kept, look again a window later. */
-  private trimTo(target: number): void {
-    while (this.spares.length > target) {
-      const spare = this.spares.pop() as WorkerThread;
-      this.retire(spare);
-    }
-    if (this.trim === undefined && this.spares.length > 1) {
-      this.trim = setTimeout(() => {
-        this.trim = undefined;
-        if (!this.closed) this.trimTo(this.demand.target());
-      }, this.windowMs);
-      this.trim.unref();
-    }
-  }
 }

@@ -28,6 +28,8 @@ export interface WorkerThread {
   readonly worker: Worker;
   /** The heap budget the worker was started with, in bytes. */
   readonly memoryLimit: number;
+  /** Whether the worker ran the warm-up request before its `ready` (see {@link startWorkerThread}). */
+  readonly warmUp: boolean;
   /** True while the entry takes a run: after its `ready`, or on a reused worker after its `done`, until a run is sent. */
   ready: boolean;
   /** Runs sent to this worker so far. */
@@ -91,6 +93,7 @@ export function startWorkerThread(
   const thread: WorkerThread = {
     worker,
     memoryLimit,
+    warmUp,
     ready: false,
     runs: 0,
     exited: false,
