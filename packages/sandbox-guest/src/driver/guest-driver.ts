@@ -41,8 +41,8 @@ export interface GuestRealm {
     args: readonly (string | number | boolean)[],
     timeoutMs: number,
   ): RealmStatus | Promise<RealmStatus>;
-  /** Wait for what the platform reports after a task (unhandled rejections), before the outcome is final. */
-  quiesce?(): Promise<void>;
+  /** Wait for what the platform reports after a task (unhandled rejections), before the outcome is final; absent: nothing to wait for. */
+  quiesce?: (() => Promise<void>) | undefined;
   /** Heap bytes attributed to the execution so far, when the realm can tell. */
   memoryUsed?(): number | undefined;
   /** CPU time the guest used so far, in ms, when the realm can measure it. */

@@ -40,6 +40,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       maxTimerCreations: request.maxTimerCreations,
       maxWasmBytes: hooks.maxWasmBytes,
       prepared: hooks.prepared,
+      settleAtOnce: request.straightLine === true,
     }),
   );
 }

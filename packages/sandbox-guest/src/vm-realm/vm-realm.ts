@@ -149,11 +149,26 @@ export interface VmRealmOptions {
   maxWasmBytes?: number | undefined;
   /** A realm prepared ahead of time; used when its limits match and it is unused, else a fresh one is made. */
   prepared?: PreparedVmRealm | undefined;
+  /**
+   * True for code proven to be a straight-line expression (`isStraightLine`):
+   * it calls nothing, so it leaves no promise, timer or rejection behind, and
+   * its outcome is taken without the macrotask {@link GuestRealm.quiesce}
+   * waits for unhandled rejections (default false).
+   */
+  settleAtOnce?: boolean;
 }
 
 /** Compile guest code the way the vm realm runs it; throws node's SyntaxError. */
 export function compileGuestScript(code: string): Script {
   return new Script(code, { filename: GUEST_FILENAME, importModuleDynamically: refuseImport as never });
+}
+
+/**
+ * Node reports unhandled rejections after the current task's microtasks; one
+ * macrotask later every rejection of a run has reached the tracker.
+ */
+function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** The realm whose code runs right now (entries are synchronous), for errors made in its realm. */
@@ -260,6 +275,8 @@ class VmRealm implements GuestRealm {
   private readonly untrack: () => void;
   /** Whether entries after the first evaluation run under node's watchdog (see {@link VmRealmOptions.callbackWatchdog}). */
   private readonly callbackWatchdog: boolean;
+  /** Waits one macrotask before the outcome is taken; none for code that can leave nothing behind. */
+  readonly quiesce: (() => Promise<void>) | undefined;
   /** The run's result budget (the run config's `maxResultBytes`), once booted. */
   private maxResultBytes = 0;
 
@@ -276,6 +293,7 @@ class VmRealm implements GuestRealm {
       prepared.limits.maxWasmBytes === options.maxWasmBytes;
     this.state = (usable ? prepared : new PreparedVmRealm(options)).take(bridge);
     this.callbackWatchdog = options.callbackWatchdog !== false;
+    this.quiesce = options.settleAtOnce === true ? undefined : nextMacrotask;
     this.context = this.state.context;
     this.guestTypeError = this.state.guestTypeError;
     this.untrack = trackUnhandledRejections(this.state.promisePrototype, (reason) => {
@@ -387,12 +405,6 @@ class VmRealm implements GuestRealm {
     timeoutMs: number,
   ): RealmStatus {
     return this.run(name, args, timeoutMs, this.callbackWatchdog);
-  }
-
-  quiesce(): Promise<void> {
-    // Node reports unhandled rejections after the current task's microtasks; one
-    // macrotask later every rejection of this run has reached the tracker.
-    return new Promise((resolve) => setImmediate(resolve));
   }
 
   cpuUsed(): number {
