@@ -130,6 +130,8 @@ port.on("message", (message: HostMessage) => {
     // The host proved the code a bounded pure expression (`straightLine`): no watchdog thread for
     // it; the host's backstop stands behind it anyway.
     watchdog: request.straightLine !== true,
+    // One run at a time in this thread: a straight-line one need not wait a macrotask to settle.
+    settleAtOnce: true,
     // The first evaluation runs under node's watchdog; timer callbacks and call replies do not
     // (a watchdog thread per entry would cost more than the call): a worker stuck in one does not
     // report, and the host terminates it at the deadline plus its backstop grace.

@@ -63,6 +63,12 @@ export interface ConformanceCheck {
   run(env: ConformanceEnv): Promise<void>;
 }
 
+/**
+ * How far below the bytes a run holds its `memoryUsed` may read: the engine's own garbage from
+ * before the run, collected during it, is not the run's to count (64 KiB of a 32 MiB check).
+ */
+const OLDER_GARBAGE_SLACK_BYTES = 64 * 1024;
+
 const {
   TIMEOUT,
   ENGINE_DISPOSED,
@@ -653,7 +659,10 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
         `const keep = new Uint8Array(${held}).fill(1); keep.length`,
         held,
       );
-      expect(result.memoryUsed).toBeGreaterThanOrEqual(held);
+      // The realm shares its isolate with the engine's own runtime: that runtime's older garbage,
+      // collected during the run, comes off the growth (on a worker, 33 KB of off-heap memory in
+      // about one run of the suite in three).
+      expect(result.memoryUsed).toBeGreaterThanOrEqual(held - OLDER_GARBAGE_SLACK_BYTES);
       expect(result.usage?.heapBytes).toBe(result.memoryUsed);
     },
   },

@@ -59,17 +59,18 @@ describe("the shared driver on a node:vm realm", () => {
       ),
     ).toEqual(["undefined", "undefined", "undefined", "undefined", "function"]);
   });
-  it("takes a straight-line run's outcome without waiting a macrotask; any other run waits one for unhandled rejections", async () => {
-    const order = async (code: string, straightLine: boolean) => {
+  it("takes a straight-line run's outcome without waiting a macrotask when asked to; any other run waits one for unhandled rejections", async () => {
+    const order = async (code: string, straightLine: boolean, settleAtOnce = true) => {
       const seen: string[] = [];
       setImmediate(() => seen.push("macrotask"));
-      const ended = await startVmExecution(request(code, { straightLine })).result;
+      const ended = await startVmExecution(request(code, { straightLine }), { settleAtOnce }).result;
       seen.push(toSandboxResult(ended.outcome, ended).success ? "outcome" : "failure");
       await new Promise((resolve) => setImmediate(resolve));
       return seen;
     };
     expect(await order("2 + 3", true)).toEqual(["outcome", "macrotask"]);
     expect(await order("2 + 3", false)).toEqual(["macrotask", "outcome"]);
+    expect(await order("2 + 3", true, false)).toEqual(["macrotask", "outcome"]);
     // What the wait is for: a rejection nothing handles fails the run.
     expect(await order("Promise.reject(new Error('late')); 1", false)).toEqual(["macrotask", "failure"]);
   });

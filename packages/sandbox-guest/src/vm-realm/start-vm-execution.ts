@@ -21,6 +21,8 @@ export interface VmExecutionHooks {
   prepared?: PreparedVmRealm | undefined;
   /** Cap the realm's Wasm memory at this many bytes (see `capWasmMemory`); uncapped when absent. */
   maxWasmBytes?: number | undefined;
+  /** True only for a straight-line `request` (see `VmRealmOptions.settleAtOnce`); default false. */
+  settleAtOnce?: boolean;
 }
 
 /**
@@ -40,7 +42,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       maxTimerCreations: request.maxTimerCreations,
       maxWasmBytes: hooks.maxWasmBytes,
       prepared: hooks.prepared,
-      settleAtOnce: request.straightLine === true,
+      settleAtOnce: hooks.settleAtOnce === true && request.straightLine === true,
     }),
   );
 }

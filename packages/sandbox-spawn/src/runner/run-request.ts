@@ -70,6 +70,8 @@ export async function runRequest(
       prepared: options.prepared,
       // The host proved it a bounded pure expression (`straightLine`): no watchdog thread for it.
       watchdog: request.straightLine !== true,
+      // The child's one run: a straight-line one need not wait a macrotask to settle.
+      settleAtOnce: true,
       callbackWatchdog:
         options.cpuLimitSeconds === undefined || cpuLimitSeconds(request.timeoutMs) > options.cpuLimitSeconds,
     },

@@ -129,6 +129,10 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
         script: this.scripts.compile(request.code),
         // A provably bounded pure expression, with no source module registered (see `straightLine`).
         watchdog: request.straightLine !== true,
+        // Alone, a straight-line run settles without a macrotask. Among others it keeps the one hop:
+        // without it back-to-back runs chain in microtasks, and the next context's preparation and
+        // V8's GC tasks wait (measured, 8 callers: ~20 % fewer calls/s).
+        settleAtOnce: this.live.size === 0,
       });
     } catch (error) {
       // Only the host can fail here (e.g. out of memory creating a context); never reject.
