@@ -21,7 +21,11 @@ export interface VmExecutionHooks {
   prepared?: PreparedVmRealm | undefined;
   /** Cap the realm's Wasm memory at this many bytes (see `capWasmMemory`); uncapped when absent. */
   maxWasmBytes?: number | undefined;
-  /** True only for a straight-line `request` (see `VmRealmOptions.settleAtOnce`); default false. */
+  /**
+   * Let a straight-line `request` settle without the macrotask hop (see
+   * `VmRealmOptions.settleAtOnce`; other code always waits it); default false.
+   * Pass it only where no other run waits on this thread's macrotasks.
+   */
   settleAtOnce?: boolean;
 }
 
