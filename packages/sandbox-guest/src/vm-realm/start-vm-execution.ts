@@ -47,6 +47,8 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       maxWasmBytes: hooks.maxWasmBytes,
       prepared: hooks.prepared,
       settleAtOnce: hooks.settleAtOnce === true && request.straightLine === true,
+      noBackingStores:
+        request.straightLine === true && request.contextText === "" && request.modulesText === "",
     }),
   );
 }

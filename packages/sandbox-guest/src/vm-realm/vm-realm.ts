@@ -13,7 +13,7 @@ import {
   MODULE_WRAPPER_OPEN,
 } from "../kernel/kernel-source.js";
 import { isHostError, isHostTimeout } from "./host-guards.js";
-import { heapAndExternal } from "./isolate-memory.js";
+import { externalMemory, heapInUse } from "./isolate-memory.js";
 import { trackUnhandledRejections } from "./unhandled-rejections.js";
 
 /**
@@ -156,6 +156,14 @@ export interface VmRealmOptions {
    * waits for unhandled rejections (default false).
    */
   settleAtOnce?: boolean;
+  /**
+   * True when nothing in the run can make an array buffer: a straight-line
+   * request (it calls nothing) with no context and no data module copied in.
+   * Its `memoryUsed` is then the heap's growth alone, without the two
+   * external-memory readings (see {@link externalMemory}) a run otherwise
+   * pays for (default false).
+   */
+  noBackingStores?: boolean;
 }
 
 /** Compile guest code the way the vm realm runs it; throws node's SyntaxError. */
@@ -268,8 +276,10 @@ class VmRealm implements GuestRealm {
   readonly guestTypeError: TypeErrorConstructor;
   private context: Context | undefined;
   private readonly state: PreparedVmRealm;
-  /** What the isolate held before the run (heap and off-heap, see `heapAndExternal`). */
-  private readonly memoryBefore = heapAndExternal();
+  /** Whether the run's external memory is read (see {@link VmRealmOptions.noBackingStores}). */
+  private readonly readsExternal: boolean;
+  /** What the isolate held before the run: the heap and, when read, the external memory. */
+  private readonly memoryBefore: { heap: number; external: number };
   /** Time spent inside the context's entries: the guest's code runs only there, on this thread. */
   private activeMs = 0;
   private readonly untrack: () => void;
@@ -284,6 +294,9 @@ class VmRealm implements GuestRealm {
     private readonly options: VmRealmOptions,
     bridge: KernelBridge,
   ) {
+    // Read first: a context made here (none was prepared) is part of the run.
+    this.readsExternal = options.noBackingStores !== true;
+    this.memoryBefore = { heap: heapInUse(), external: this.readsExternal ? externalMemory() : 0 };
     const prepared = options.prepared;
     const usable =
       prepared !== undefined &&
@@ -414,10 +427,8 @@ class VmRealm implements GuestRealm {
   memoryUsed(): number {
     // Each part's growth on its own: a collection of garbage older than the run must not hide
     // the buffers the run holds (it did, by 2 MiB of 32, in a spawn child on Node 22).
-    const now = heapAndExternal();
-    return (
-      Math.max(0, now.heap - this.memoryBefore.heap) + Math.max(0, now.external - this.memoryBefore.external)
-    );
+    const heap = Math.max(0, heapInUse() - this.memoryBefore.heap);
+    return this.readsExternal ? heap + Math.max(0, externalMemory() - this.memoryBefore.external) : heap;
   }
 
   dispose(): void {
