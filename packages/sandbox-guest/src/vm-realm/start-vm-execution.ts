@@ -42,6 +42,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       script: hooks.script,
       watchdog: hooks.watchdog ?? true,
       callbackWatchdog: hooks.callbackWatchdog ?? true,
+      maxResultBytes: request.maxResultBytes,
       maxTimers: request.maxTimers,
       maxTimerCreations: request.maxTimerCreations,
       maxWasmBytes: hooks.maxWasmBytes,

@@ -141,6 +141,8 @@ export interface VmRealmOptions {
    * in time. Guest code that never yields there then ends at that backstop.
    */
   callbackWatchdog?: boolean;
+  /** Largest result the guest may send, in bytes (the request's `maxResultBytes`). */
+  maxResultBytes: number;
   /** Pending timers allowed at once. */
   maxTimers: number;
   /** Timers allowed to be created in total. */
@@ -287,8 +289,6 @@ class VmRealm implements GuestRealm {
   private readonly callbackWatchdog: boolean;
   /** Waits one macrotask before the outcome is taken; none for code that can leave nothing behind. */
   readonly quiesce: (() => Promise<void>) | undefined;
-  /** The run's result budget (the run config's `maxResultBytes`), once booted. */
-  private maxResultBytes = 0;
 
   constructor(
     private readonly options: VmRealmOptions,
@@ -324,7 +324,6 @@ class VmRealm implements GuestRealm {
   ): RealmStatus {
     const started = performance.now();
     // The host's own JSON (see the driver's run config).
-    this.maxResultBytes = (JSON.parse(runConfigJson) as { maxResultBytes: number }).maxResultBytes;
     // Boot runs kernel code only (parse the run config, decode data, define globals): no guest
     // code exists yet, so it is bounded by its input and needs no watchdog thread.
     const status = this.run("boot", [runConfigJson, contextText, modulesText], timeoutMs, false);
@@ -401,7 +400,7 @@ class VmRealm implements GuestRealm {
     hostCodec ??= createHostCodec();
     let text: string;
     try {
-      text = hostCodec.encode(value, "result", this.maxResultBytes);
+      text = hostCodec.encode(value, "result", this.options.maxResultBytes);
     } catch (error) {
       if (!hostCodec.isNotTransferable(error))
         return { ok: false, outcome: { kind: "fault", message: "the result could not be encoded" } };
