@@ -1,7 +1,7 @@
-import { setFlagsFromString } from "node:v8";
+import * as v8 from "node:v8";
 import { runInContext, runInNewContext } from "node:vm";
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { ExecutionRequest } from "../host/execution-request.js";
 import { toSandboxResult } from "../outcome/to-sandbox-result.js";
@@ -9,7 +9,14 @@ import type { GuestCall } from "../protocol/protocol.js";
 import { startVmExecution } from "./start-vm-execution.js";
 import { prepareVmRealm } from "./vm-realm.js";
 
+// The real function, counted: which runs pay for V8's whole heap statistics (see memoryUsed below).
+vi.mock("node:v8", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("node:v8")>();
+  return { ...actual, getHeapStatistics: vi.fn(actual.getHeapStatistics) };
+});
+
 const codec = createHostCodec();
+const MiB = 1024 * 1024;
 
 function request(code: string, overrides: Partial<ExecutionRequest> = {}): ExecutionRequest {
   const prepared = prepareGuestCode(code);
@@ -112,9 +119,8 @@ describe("the shared driver on a node:vm realm", () => {
   });
 
   it("memoryUsed counts the buffers a run holds even when a collection during the run frees older garbage", async () => {
-    setFlagsFromString("--expose-gc");
+    v8.setFlagsFromString("--expose-gc");
     const collect = runInNewContext("gc") as () => void;
-    const MiB = 1024 * 1024;
     collect(); // what earlier tests left, array buffers included
     // Heap garbage from before the run, freed while it runs: it must not be subtracted from the buffers.
     let older: unknown[] | undefined = Array.from({ length: 300_000 }, (_, i) => ({ i, s: `item ${i}` }));
@@ -142,6 +148,35 @@ describe("the shared driver on a node:vm realm", () => {
       result: toSandboxResult(ended.outcome, ended).result,
       atLeastTheBuffer: (ended.memoryUsed ?? 0) >= 8 * MiB,
     }).toEqual({ older: undefined, result: 8 * MiB, atLeastTheBuffer: true });
+  });
+
+  it("memoryUsed reads V8's external memory only for runs that could make an array buffer", async () => {
+    const runs: [string, string, Partial<ExecutionRequest>][] = [
+      ["straight-line, nothing copied in", "2 + 3", { straightLine: true }],
+      [
+        "straight-line, a context",
+        "data.length",
+        { straightLine: true, contextText: codec.encode({ data: new Uint8Array(4) }, "context", MiB) },
+      ],
+      [
+        "straight-line, a data module",
+        "2 + 3",
+        { straightLine: true, modulesText: JSON.stringify([["m", codec.encode(1, "module", MiB)]]) },
+      ],
+      ["not straight-line", "new ArrayBuffer(8).byteLength", {}],
+    ];
+    const readings: [string, number, unknown][] = [];
+    for (const [name, code, overrides] of runs) {
+      vi.mocked(v8.getHeapStatistics).mockClear();
+      const ended = await startVmExecution(request(code, overrides), { settleAtOnce: true }).result;
+      readings.push([name, vi.mocked(v8.getHeapStatistics).mock.calls.length, ended.outcome.kind]);
+    }
+    expect(readings).toEqual([
+      ["straight-line, nothing copied in", 0, "value"],
+      ["straight-line, a context", 2, "value"],
+      ["straight-line, a data module", 2, "value"],
+      ["not straight-line", 2, "value"],
+    ]);
   });
 
   it("refuses a call when the host offers none, and the guest can catch it", async () => {
