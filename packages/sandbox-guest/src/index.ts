@@ -23,6 +23,7 @@ export {
   type BuiltRequest,
   buildExecutionRequest,
   type CheckedInput,
+  type ContextPrimitive,
   checkExecutionInput,
   DEFAULT_MAX_CALL_BYTES,
   DEFAULT_MAX_LOG_LINES,

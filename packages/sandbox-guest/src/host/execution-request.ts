@@ -1,3 +1,4 @@
+import { types } from "node:util";
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
 import type { WrapShift } from "@suaveplan/sandbox-core/guest-script";
@@ -38,8 +39,15 @@ export interface ExecutionRequest {
   code: string;
   /** How preparing moved positions (top-level await wrapper), so guest errors name the original line:column. */
   shift?: WrapShift | undefined;
-  /** Context globals as codec text, or "". */
+  /** Context globals as codec text, or "" (none, or all in {@link contextValues}). */
   contextText: string;
+  /**
+   * Context globals handed over as they are, for a realm in the host's own
+   * isolate (vm): set only when the engine asks (`RequestDefaults.contextByReference`)
+   * and every value is a string, number, boolean, null or undefined, which carry no realm
+   * and is the same on both sides — a 14 KB string is then not encoded, copied and parsed.
+   */
+  contextValues?: [string, ContextPrimitive][] | undefined;
   /** Data modules as JSON of `[[name, codecText], …]`, or "". */
   modulesText: string;
   /** Source modules, in registration order. */
@@ -64,11 +72,18 @@ export interface ExecutionRequest {
   straightLine?: boolean | undefined;
 }
 
+/** A context value that may cross by reference (see {@link ExecutionRequest.contextValues}). */
+export type ContextPrimitive = string | number | boolean | null | undefined;
+
+const PRIMITIVE_TYPES: ReadonlySet<string> = new Set(["string", "number", "boolean", "undefined"]);
+
 /** Engine-wide settings a request is built from. */
 export interface RequestDefaults extends EngineLimits {
   maxLogLines?: number;
   maxTimers?: number;
   maxCallBytes?: number;
+  /** The realm runs in this isolate: a context of primitives crosses by reference (see {@link ExecutionRequest.contextValues}). */
+  contextByReference?: boolean;
 }
 
 /** A request, or the failure that bad input resolves. */
@@ -109,7 +124,9 @@ export function buildExecutionRequest(
     source = stripped.code;
   }
   const memoryLimit = resolved.memoryLimit ?? defaults.memoryLimit;
-  const contextText = encodeContext(context, memoryLimit);
+  const contextValues =
+    defaults.contextByReference === true ? primitiveEntries(context, memoryLimit) : undefined;
+  const contextText = contextValues === undefined ? encodeContext(context, memoryLimit) : "";
   if (typeof contextText !== "string") return { ok: false, result: contextText };
   const maxTimers = defaults.maxTimers ?? DEFAULT_MAX_TIMERS;
   const refusal = refuseDynamicImport(source);
@@ -126,6 +143,7 @@ export function buildExecutionRequest(
       code: prepared.source,
       shift: prepared.shift,
       contextText,
+      ...(contextValues === undefined ? {} : { contextValues }),
       modulesText: modules.modulesText(),
       sourceModules,
       timeoutMs: resolved.timeout ?? defaults.timeout,
@@ -177,6 +195,34 @@ export function checkExecutionInput(code: unknown, context: unknown, options: un
 }
 
 const CONTEXT_SHAPE = "context: must be a plain object of values to copy in as globals";
+
+/**
+ * The context's entries when it is a plain, non-proxy object of enumerable
+ * data properties holding strings, numbers, booleans, null or undefined, small enough that
+ * the codec could not refuse it for size (its text is at most 6 characters a
+ * character, 2 bytes each); otherwise undefined, and the codec decides (and
+ * words any refusal).
+ */
+function primitiveEntries(context: unknown, maxBytes: number): [string, ContextPrimitive][] | undefined {
+  if (typeof context !== "object" || context === null || types.isProxy(context)) return undefined;
+  const prototype = Object.getPrototypeOf(context);
+  if (prototype !== Object.prototype && prototype !== null) return undefined;
+  const names = Object.getOwnPropertyNames(context);
+  if (names.length === 0 || Object.getOwnPropertySymbols(context).length > 0) return undefined;
+  const entries: [string, ContextPrimitive][] = [];
+  let chars = 0;
+  for (const name of names) {
+    const descriptor = Object.getOwnPropertyDescriptor(context, name);
+    if (descriptor === undefined || !descriptor.enumerable || !("value" in descriptor)) return undefined;
+    const value: unknown = descriptor.value;
+    // Symbols, objects and functions go to the codec; so do BigInts, whose text can be any length.
+    if (value !== null && !PRIMITIVE_TYPES.has(typeof value)) return undefined;
+    if (typeof value === "string") chars += value.length;
+    chars += name.length + 8;
+    entries.push([name, value as ContextPrimitive]);
+  }
+  return chars * 6 * 2 <= maxBytes ? entries : undefined;
+}
 
 function encodeContext(context: unknown, maxBytes: number): string | SandboxFailure {
   if (context === undefined || context === null) return "";

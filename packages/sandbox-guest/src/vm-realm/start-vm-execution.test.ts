@@ -1,9 +1,12 @@
 import * as v8 from "node:v8";
 import { runInContext, runInNewContext } from "node:vm";
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
+import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import { describe, expect, it, vi } from "vitest";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { ExecutionRequest } from "../host/execution-request.js";
+import { buildExecutionRequest } from "../host/execution-request.js";
+import { ModuleRegistry } from "../host/module-registry.js";
 import { toSandboxResult } from "../outcome/to-sandbox-result.js";
 import type { GuestCall } from "../protocol/protocol.js";
 import { startVmExecution } from "./start-vm-execution.js";
@@ -251,5 +254,92 @@ describe("the shared driver on a node:vm realm", () => {
       ],
       logs: [],
     });
+  });
+});
+
+describe("a context of primitives handed over by reference (vm realms: contextByReference)", () => {
+  const limits = parseEngineLimits();
+  const built = (context: unknown, byReference: boolean, memoryLimit = limits.memoryLimit) => {
+    const result = buildExecutionRequest(
+      OBSERVE,
+      context,
+      undefined,
+      { ...limits, memoryLimit, contextByReference: byReference },
+      new ModuleRegistry(),
+    );
+    if (!result.ok) throw new Error(result.result.error);
+    return result.request;
+  };
+  // What a guest can see of its globals: values exactly (-0, NaN, a lone surrogate), descriptors, key order.
+  const OBSERVE = `const names = ["s", "n", "z", "nan", "t", "nil", "u", "console"];
+    [names.map((k) => [k, Object.is(globalThis[k], -0) ? "-0" : String(globalThis[k]), typeof globalThis[k],
+      JSON.stringify(Object.getOwnPropertyDescriptor(globalThis, k), (key, v) => key === "value" ? undefined : v)]),
+     Object.keys(globalThis).filter((k) => names.includes(k)), delete globalThis.s, typeof s]`;
+  const context = {
+    s: "\ud800 lone",
+    n: 1.5,
+    z: -0,
+    nan: Number.NaN,
+    t: true,
+    nil: null,
+    u: undefined,
+    console: "mine",
+  };
+
+  it("shows the guest the same globals as the codec path, and leaves none on the context after the run", async () => {
+    const byReference = built(context, true);
+    expect([byReference.contextText, byReference.contextValues?.length]).toEqual(["", 8]);
+    const realms = [0, 1].map(() => prepareVmRealm({ maxTimers: 100, maxTimerCreations: 1_000 }));
+    const viaReference = await startVmExecution(byReference, { prepared: realms[0] }).result;
+    const viaCodec = await startVmExecution(built(context, false), { prepared: realms[1] }).result;
+    const value = (ended: typeof viaCodec) => toSandboxResult(ended.outcome, ended).result;
+    expect(value(viaReference)).toEqual(value(viaCodec));
+    expect(value(viaReference)).toEqual([
+      [
+        ["s", "\ud800 lone", "string", '{"writable":true,"enumerable":false,"configurable":true}'],
+        ["n", "1.5", "number", '{"writable":true,"enumerable":false,"configurable":true}'],
+        ["z", "-0", "number", '{"writable":true,"enumerable":false,"configurable":true}'],
+        ["nan", "NaN", "number", '{"writable":true,"enumerable":false,"configurable":true}'],
+        ["t", "true", "boolean", '{"writable":true,"enumerable":false,"configurable":true}'],
+        ["nil", "null", "object", '{"writable":true,"enumerable":false,"configurable":true}'],
+        ["u", "undefined", "undefined", '{"writable":true,"enumerable":false,"configurable":true}'],
+        ["console", "mine", "string", '{"writable":true,"enumerable":false,"configurable":true}'],
+      ],
+      [],
+      true,
+      "undefined",
+    ]);
+    // Afterwards both contexts hold the same (the run's globals are gone; console is V8's own again).
+    const after = "[typeof n, typeof nan, typeof u, typeof console, String(console)]";
+    expect(realms.map((realm) => runInContext(after, realm?.context))).toEqual([
+      ["undefined", "undefined", "undefined", "object", "[object Object]"],
+      ["undefined", "undefined", "undefined", "object", "[object Object]"],
+    ]);
+  });
+
+  it.each([
+    ["an object value", { a: { b: 1 } }],
+    ["a BigInt", { a: 1n }],
+    ["a getter", Object.defineProperty({}, "a", { get: () => 1, enumerable: true })],
+    ["a symbol key", { a: 1, [Symbol("k")]: 2 }],
+    ["a class instance", new (class Box {})()],
+    ["a proxy", new Proxy({ a: 1 }, {})],
+    ["no entries", {}],
+  ])("leaves %s to the codec", (_what, value) => {
+    expect(built(value, true).contextValues).toBeUndefined();
+  });
+
+  it("leaves a context the codec may refuse for size to the codec, which words the refusal", () => {
+    const result = buildExecutionRequest(
+      "1",
+      { big: "x".repeat(MiB) },
+      undefined,
+      { ...limits, memoryLimit: 1024, contextByReference: true },
+      new ModuleRegistry(),
+    );
+    expect(result.ok ? "built" : [result.result.errorCode, result.result.error]).toEqual([
+      "SANDBOX_INVALID_OPTIONS",
+      "context.big: larger than 1024 bytes cannot be copied into the sandbox; pass plain data (SANDBOX_INVALID_OPTIONS)",
+    ]);
   });
 });

@@ -42,6 +42,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       script: hooks.script,
       watchdog: hooks.watchdog ?? true,
       callbackWatchdog: hooks.callbackWatchdog ?? true,
+      contextValues: request.contextValues,
       maxResultBytes: request.maxResultBytes,
       maxTimers: request.maxTimers,
       maxTimerCreations: request.maxTimerCreations,
@@ -49,7 +50,9 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       prepared: hooks.prepared,
       settleAtOnce: hooks.settleAtOnce === true && request.straightLine === true,
       noBackingStores:
-        request.straightLine === true && request.contextText === "" && request.modulesText === "",
+        request.straightLine === true &&
+        request.contextText === "" &&
+        request.modulesText === "" /* contextValues are primitives: no buffer */,
     }),
   );
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type Context, constants, createContext, Script } from "node:vm";
 import { createHostCodec } from "../codec/install-codec.js";
 import type { GuestRealm, RealmStatus, SourceModule } from "../driver/guest-driver.js";
+import type { ContextPrimitive } from "../host/execution-request.js";
 import { capWasmMemory } from "../kernel/cap-wasm-memory.js";
 import type { KernelBridge } from "../kernel/kernel-kit.js";
 import {
@@ -15,6 +16,15 @@ import {
 import { isHostError, isHostTimeout } from "./host-guards.js";
 import { externalMemory, heapInUse } from "./isolate-memory.js";
 import { trackUnhandledRejections } from "./unhandled-rejections.js";
+
+const { defineProperty } = Reflect;
+/** How the host defines a context global: as the kernel's defineGlobal does (reused, null prototype). */
+const GLOBAL_DESCRIPTOR: PropertyDescriptor = Object.assign(Object.create(null) as PropertyDescriptor, {
+  value: undefined,
+  writable: true,
+  enumerable: false,
+  configurable: true,
+});
 
 /**
  * A per-process random suffix for the kernel's lexical binding: entry scripts
@@ -141,6 +151,11 @@ export interface VmRealmOptions {
    * in time. Guest code that never yields there then ends at that backstop.
    */
   callbackWatchdog?: boolean;
+  /**
+   * Context globals to define as they are, after the kernel's `boot` entry
+   * (the request's `contextValues`: primitives only, no realm to cross).
+   */
+  contextValues?: readonly (readonly [string, ContextPrimitive])[] | undefined;
   /** Largest result the guest may send, in bytes (the request's `maxResultBytes`). */
   maxResultBytes: number;
   /** Pending timers allowed at once. */
@@ -328,6 +343,16 @@ class VmRealm implements GuestRealm {
     // code exists yet, so it is bounded by its input and needs no watchdog thread.
     const status = this.run("boot", [runConfigJson, contextText, modulesText], timeoutMs, false);
     if (!status.ok) return status;
+    const values = this.options.contextValues;
+    if (values !== undefined) {
+      // As the kernel's defineGlobal does; a primitive has no realm, so the host defines it directly.
+      const global = this.context as object;
+      for (const [name, value] of values) {
+        GLOBAL_DESCRIPTOR.value = value;
+        defineProperty(global, name, GLOBAL_DESCRIPTOR);
+      }
+      GLOBAL_DESCRIPTOR.value = undefined;
+    }
     for (const module of sourceModules) {
       let factory: unknown;
       try {
@@ -440,6 +465,9 @@ class VmRealm implements GuestRealm {
     } catch {
       // Nothing to report: the run is over, and the context is dropped anyway.
     }
+    // The globals the host defined (see boot), as the kernel's teardown deletes its own.
+    const values = this.options.contextValues;
+    if (values !== undefined) for (const [name] of values) Reflect.deleteProperty(context, name);
     this.context = undefined;
     this.state.args = [];
     this.state.bridge = () => undefined;

@@ -18,6 +18,7 @@ import {
   ModuleRegistry,
   type PreparedVmRealm,
   prepareVmRealm,
+  type RequestDefaults,
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
   toSandboxResult,
@@ -77,6 +78,8 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   /** The limits every execution starts from (per-execution options override them). */
   readonly limits: Readonly<EngineLimits>;
   private readonly modules = new ModuleRegistry();
+  /** The limits, and: the realm is in this isolate, so a context of primitives crosses as is. */
+  private readonly requestDefaults: RequestDefaults;
   /** Compiled user scripts, by exact prepared source. */
   private readonly scripts = new GuestScriptCache();
   private readonly live = new Set<GuestDriver>();
@@ -92,6 +95,7 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
    */
   constructor(options: VmEngineOptions = {}) {
     this.limits = parseEngineLimits(options);
+    this.requestDefaults = { ...this.limits, contextByReference: true };
     this.prepareSpare();
   }
 
@@ -108,7 +112,7 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     options?: SandboxOptions,
   ): Promise<SandboxResult> {
     if (this.destroyed) return disposed();
-    const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
+    const built = buildExecutionRequest(code, context, options, this.requestDefaults, this.modules);
     if (!built.ok) return built.result;
     const { request, signal, hostCalls } = built;
     if (signal?.aborted === true) return cancelled();
