@@ -1,4 +1,3 @@
-import { performance } from "node:perf_hooks";
 import { LogCollector } from "@suaveplan/sandbox-core/resource-limiter";
 import { type LogEntry, type LogLevel, MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
 import type { ErrorRecord, KernelBridge } from "../kernel/kernel-kit.js";

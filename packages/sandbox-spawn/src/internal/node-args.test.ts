@@ -1,7 +1,41 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { CPU_LIMIT_FLAG, cpuLimitOf, cpuLimitSeconds, withCpuLimit } from "./node-args.js";
+import {
+  buildChildArgs,
+  CPU_LIMIT_FLAG,
+  cpuLimitOf,
+  cpuLimitSeconds,
+  KERNEL_BINDING_FLAG,
+  kernelBindingOf,
+  NO_WARM_UP_FLAG,
+  withCpuLimit,
+} from "./node-args.js";
+
+describe("the runner's own arguments", () => {
+  it("come after the script, each only when asked for", () => {
+    const after = (options: Parameters<typeof buildChildArgs>[2]) =>
+      buildChildArgs("/r.js", 32 * 1024 * 1024, options).slice(10);
+    expect([
+      after({}),
+      after({ warmUp: true }),
+      after({ cpuSeconds: 5, kernelBinding: "__suaveplan_kernel_00ff00ff00ff00ff", warmUp: false }),
+    ]).toEqual([
+      [],
+      [],
+      [`${CPU_LIMIT_FLAG}5`, `${KERNEL_BINDING_FLAG}__suaveplan_kernel_00ff00ff00ff00ff`, NO_WARM_UP_FLAG],
+    ]);
+    expect(buildChildArgs("/r.js", 32 * 1024 * 1024)[9]).toBe("/r.js");
+  });
+
+  it("name the kernel binding back to the runner as given", () => {
+    expect(
+      [["/r.js", `${KERNEL_BINDING_FLAG}__suaveplan_kernel_0123456789abcdef`], ["/r.js"]].map(
+        kernelBindingOf,
+      ),
+    ).toEqual(["__suaveplan_kernel_0123456789abcdef", undefined]);
+  });
+});
 
 describe("the child's CPU-time limit", () => {
   it("is four times the timeout plus 3 s, in whole seconds", () => {

@@ -16,6 +16,16 @@ export function heapMiB(memoryLimitBytes: number): number {
   return Math.max(MIN_HEAP_MIB, Math.ceil(memoryLimitBytes / MIB));
 }
 
+/** What a child is told beyond its heap (see {@link buildChildArgs}). */
+export interface ChildArgOptions {
+  /** The OS CPU-time limit it runs under, in seconds. */
+  cpuSeconds?: number | undefined;
+  /** Its kernel's binding name (`newKernelBinding()`, see {@link KERNEL_BINDING_FLAG}). */
+  kernelBinding?: string | undefined;
+  /** False: answer the request without the warm-up run first (see {@link NO_WARM_UP_FLAG}). */
+  warmUp?: boolean | undefined;
+}
+
 /**
  * The child's argv after `execPath`. The permission model allows reading the
  * runner file only (no other reads, no writes, no child processes, workers,
@@ -23,10 +33,14 @@ export function heapMiB(memoryLimitBytes: number): number {
  * intrinsics are frozen in the runner's own realm (a second layer should
  * guest code ever get out of its vm context); `import()` is routed to the
  * runner (which refuses it) by `--experimental-vm-modules`; trace event files
- * (which the permission model does not gate) go to the null device. With
- * `cpuSeconds`, the runner is told the CPU-time limit it runs under.
+ * (which the permission model does not gate) go to the null device. The
+ * runner arguments after the script say what {@link ChildArgOptions} asks.
  */
-export function buildChildArgs(runnerPath: string, memoryLimitBytes: number, cpuSeconds?: number): string[] {
+export function buildChildArgs(
+  runnerPath: string,
+  memoryLimitBytes: number,
+  options: ChildArgOptions = {},
+): string[] {
   const args = [
     permissionFlag(),
     `--allow-fs-read=${runnerPath}`,
@@ -40,9 +54,31 @@ export function buildChildArgs(runnerPath: string, memoryLimitBytes: number, cpu
     `--max-old-space-size=${heapMiB(memoryLimitBytes)}`,
     runnerPath,
   ];
-  if (cpuSeconds !== undefined) args.push(`${CPU_LIMIT_FLAG}${cpuSeconds}`);
+  if (options.cpuSeconds !== undefined) args.push(`${CPU_LIMIT_FLAG}${options.cpuSeconds}`);
+  if (options.kernelBinding !== undefined) args.push(`${KERNEL_BINDING_FLAG}${options.kernelBinding}`);
+  if (options.warmUp === false) args.push(NO_WARM_UP_FLAG);
   return args;
 }
+
+/**
+ * The runner argument naming the kernel's binding (`newKernelBinding()`, made
+ * by the host per child): the child then loads no crypto module to make one.
+ * Guest code cannot read it (no `process`, no file reads past the runner).
+ */
+export const KERNEL_BINDING_FLAG = "--suaveplan-kernel-binding=";
+
+/** The kernel binding the runner's argv names, or undefined. */
+export function kernelBindingOf(argv: readonly string[]): string | undefined {
+  const flag = argv.find((arg) => arg.startsWith(KERNEL_BINDING_FLAG));
+  return flag?.slice(KERNEL_BINDING_FLAG.length);
+}
+
+/**
+ * The runner argument that skips the warm-up run: for a child started for a
+ * caller already waiting, and for spares while several runs are in flight
+ * (a spare then is taken soon, and the warm-up's CPU comes out of the runs).
+ */
+export const NO_WARM_UP_FLAG = "--suaveplan-no-warm-up";
 
 /** The runner argument naming the OS CPU-time limit the child runs under, in seconds (see {@link withCpuLimit}). */
 export const CPU_LIMIT_FLAG = "--suaveplan-cpu-limit=";

@@ -13,7 +13,7 @@ import { buildExecutionRequest, createHostCodec, ModuleRegistry } from "@suavepl
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeChild } from "../../test/support/fake-child.js";
 import { HOST_READS_CHILD_MEMORY, readResidentBytes } from "../internal/child-memory.js";
-import { buildChildArgs, permissionFlag } from "../internal/node-args.js";
+import { buildChildArgs, NO_WARM_UP_FLAG, permissionFlag } from "../internal/node-args.js";
 import type { ProcessSpawner } from "../internal/spawn-options.js";
 import { SPAWN_CAPABILITIES, SpawnEngine } from "./spawn-engine.js";
 
@@ -342,8 +342,18 @@ describe("SpawnEngine", () => {
       const argv = readFileSync(`/proc/${spare.pid}/cmdline`, "utf8").split("\0");
       expect({
         limit: /^Max cpu time\s+(\S+)\s+(\S+)\s+seconds/m.exec(limits)?.slice(1),
-        runnerArgs: argv.slice(argv.indexOf(spawnEngine.getRunnerPath()) + 1, -1),
-      }).toEqual({ limit: ["11", "11"], runnerArgs: ["--suaveplan-cpu-limit=11"] });
+        // The binding is random per child: its shape here, its use in runner-build.test.ts.
+        runnerArgs: argv
+          .slice(argv.indexOf(spawnEngine.getRunnerPath()) + 1, -1)
+          .map((arg) => arg.replace(/_[0-9a-f]{16}$/, "_<16 hex digits>")),
+      }).toEqual({
+        limit: ["11", "11"],
+        // An idle engine's spare warms up: no --suaveplan-no-warm-up.
+        runnerArgs: [
+          "--suaveplan-cpu-limit=11",
+          "--suaveplan-kernel-binding=__suaveplan_kernel_<16 hex digits>",
+        ],
+      });
       expect(settled(await spawnEngine.execute("setTimeout(() => {}, 0); 1 + 1"))).toStrictEqual({
         success: true,
         result: 2,
@@ -351,6 +361,21 @@ describe("SpawnEngine", () => {
       });
     },
   );
+
+  it("skips the warm-up run in a child a caller waits for and in spares booted while several runs are in flight", async () => {
+    const { spawner, children } = recordingSpawner();
+    const spawnEngine = engine({ spawner });
+    await until(() => children.length === 1); // the idle engine's first spare
+    // Three callers at once: one takes the spare, two wait for children of their own. The first
+    // run ends early, and the spare booted then is booted while the other two are still running.
+    const runs = [100, 1_500, 1_500].map((ms) =>
+      spawnEngine.execute(`await new Promise((done) => setTimeout(done, ${ms})); ${ms}`),
+    );
+    await until(() => children.length === 4);
+    const warmsUp = children.map((child) => !child.spawnargs.includes(NO_WARM_UP_FLAG));
+    expect((await Promise.all(runs)).map((result) => settled(result).result)).toEqual([100, 1_500, 1_500]);
+    expect(warmsUp).toEqual([true, false, false, false]);
+  });
 
   it("reports a runner that breaks the protocol as SANDBOX_SPAWN_FAILED and kills it", async () => {
     const { spawner, children } = recordingSpawner();

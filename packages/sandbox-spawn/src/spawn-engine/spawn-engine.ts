@@ -18,6 +18,7 @@ import {
   buildExecutionRequest,
   type ExecutionRequest,
   ModuleRegistry,
+  newKernelBinding,
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
 import { closeWithin, holdOpen, killNow, treeOf } from "../internal/child-control.js";
@@ -191,7 +192,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     if (signal?.aborted === true) return cancelledBeforeStart();
     let entry: LiveChild;
     try {
-      entry = this.takeSpare(memoryLimit) ?? this.spawnChild(memoryLimit);
+      entry = this.takeSpare(memoryLimit) ?? this.spawnChild(memoryLimit, false);
     } catch (error) {
       return failure(
         SANDBOX_CODES.SPAWN_FAILED,
@@ -340,11 +341,16 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     return this.spares.take(() => true);
   }
 
-  private spawnChild(memoryLimit: number): LiveChild {
+  /** Start a child; `warmUp` false for one a caller already waits for (see `NO_WARM_UP_FLAG`). */
+  private spawnChild(memoryLimit: number, warmUp: boolean): LiveChild {
     const { spawner, execPath, runnerPath, childEnv, cpuLimiter } = this.options;
     // Made for the engine's timeout: a run with a longer one keeps node's watchdog per entry (see the runner).
     const cpuSeconds = cpuLimiter === undefined ? undefined : cpuLimitSeconds(this.limits.timeout);
-    const args = buildChildArgs(runnerPath, memoryLimit, cpuSeconds);
+    const args = buildChildArgs(runnerPath, memoryLimit, {
+      cpuSeconds,
+      kernelBinding: newKernelBinding(),
+      warmUp,
+    });
     const start =
       cpuLimiter === undefined || cpuSeconds === undefined
         ? { command: execPath, args }
@@ -410,7 +416,9 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   private startSpare(): LiveChild | undefined {
     if (this.destroyPromise !== undefined) return undefined;
     try {
-      const entry = this.spawnChild(this.spareMemoryLimit);
+      // With several runs in flight a spare is taken soon, and its warm-up's CPU comes out of
+      // those runs: only an engine serving one run at most warms its spares (as the worker engine).
+      const entry = this.spawnChild(this.spareMemoryLimit, this.spares.running <= 1);
       holdOpen(entry.child, false); // an idle spare never keeps the host alive
       return entry;
     } catch {
