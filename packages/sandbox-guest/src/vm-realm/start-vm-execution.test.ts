@@ -69,6 +69,41 @@ describe("the shared driver on a node:vm realm", () => {
       ),
     ).toEqual(["undefined", "undefined", "undefined", "undefined", "function"]);
   });
+  it("empties the context one macrotask after the result is handed over when asked to (teardownLater)", async () => {
+    const prepared = prepareVmRealm({ maxTimers: 100, maxTimerCreations: 1_000 });
+    const ended = await startVmExecution(
+      request("[typeof console, typeof data]", { contextValues: [["data", 1]] }),
+      {
+        prepared,
+        teardownLater: true,
+      },
+    ).result;
+    const seen = () => runInContext("[typeof console, typeof setTimeout, typeof data]", prepared.context);
+    const atResult = seen();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([toSandboxResult(ended.outcome, ended).result, atResult, seen()]).toEqual([
+      ["object", "number"],
+      ["object", "function", "number"],
+      ["undefined", "undefined", "undefined"],
+    ]);
+  });
+  it("keeps at most one context waiting for its deferred teardown (runs chained in microtasks reach no macrotask)", async () => {
+    const realms = [0, 1, 2].map(() => prepareVmRealm({ maxTimers: 100, maxTimerCreations: 1_000 }));
+    for (const prepared of realms) {
+      await startVmExecution(request("2 + 3", { straightLine: true }), {
+        prepared,
+        settleAtOnce: true,
+        teardownLater: true,
+      }).result;
+    }
+    const seen = () => realms.map((realm) => runInContext("typeof setTimeout", realm.context));
+    const chained = seen();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([chained, seen()]).toEqual([
+      ["function", "undefined", "undefined"],
+      ["undefined", "undefined", "undefined"],
+    ]);
+  });
   it("takes a straight-line run's outcome without waiting a macrotask when asked to; any other run waits one for unhandled rejections", async () => {
     const order = async (code: string, straightLine: boolean, settleAtOnce = true) => {
       const seen: string[] = [];

@@ -27,6 +27,8 @@ export interface VmExecutionHooks {
    * Pass it only where no other run waits on this thread's macrotasks.
    */
   settleAtOnce?: boolean;
+  /** Empty the context after the result is handed over (see `VmRealmOptions.teardownLater`); default false. */
+  teardownLater?: boolean;
 }
 
 /**
@@ -49,6 +51,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       maxWasmBytes: hooks.maxWasmBytes,
       prepared: hooks.prepared,
       settleAtOnce: hooks.settleAtOnce === true && request.straightLine === true,
+      teardownLater: hooks.teardownLater === true,
       noBackingStores:
         request.straightLine === true &&
         request.contextText === "" &&
