@@ -1,6 +1,7 @@
 import type { CliIo } from "../cli/cli-io.js";
 import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
 import { formatBurstTable, runBurstBench } from "./burst-bench.js";
+import { formatCeilingTable, runCeilingBench } from "./ceiling-bench.js";
 import { formatDataPathTable, runDataPathBench } from "./data-path-bench.js";
 import { formatBenchTable, makeBenchEngine, runEngineBench } from "./engine-bench.js";
 import { formatMemoryTable, runMemoryBench } from "./memory-bench.js";
@@ -13,8 +14,8 @@ export async function benchCommand(
   options: { iterations: number; json: boolean },
   io: CliIo,
 ): Promise<ExitCode> {
-  // 4 engines (W1), 2 burst rows, 4 tool-call rows, 2 data-path rows (W2), 2 memory rows, 1 reuse row.
-  const step = createProgress(15, (line) => io.stderr(line));
+  // 4 engines (W1), 2 burst rows, 4 tool-call rows, 2 data-path rows (W2), 2 memory rows, 1 reuse row, the ceilings.
+  const step = createProgress(16, (line) => io.stderr(line));
   const skippedNote = (row: { skipped?: string | undefined }) =>
     row.skipped ? ` (skipped: ${row.skipped})` : "";
   io.stderr(
@@ -56,10 +57,13 @@ export async function benchCommand(
   io.stderr("Benchmarking the worker reuse tier against piscina (8 callers)…\n");
   const reuseRows = await runReuseBench({ iterations: options.iterations });
   for (const row of reuseRows) step(`worker reuse${skippedNote(row)}`);
+  io.stderr("Measuring what a fresh context per call allows at most (the ceilings of two targets)…\n");
+  const ceilingRows = runCeilingBench({ ms: 2_000, piscinaThroughput: reuseRows[0]?.rawThroughput });
+  step("ceilings");
   io.stdout(
     options.json
-      ? `${JSON.stringify({ execute: rows, bursts: burstRows, toolCalls: toolRows, dataPath: dataRows, memory: memoryRows, reuse: reuseRows }, null, 2)}\n`
-      : `${[formatBenchTable(rows), formatBurstTable(burstRows), formatToolCallTable(toolRows), formatDataPathTable(dataRows), formatMemoryTable(memoryRows), formatReuseTable(reuseRows)].join("\n\n")}\n`,
+      ? `${JSON.stringify({ execute: rows, bursts: burstRows, toolCalls: toolRows, dataPath: dataRows, memory: memoryRows, reuse: reuseRows, ceilings: ceilingRows }, null, 2)}\n`
+      : `${[formatBenchTable(rows), formatBurstTable(burstRows), formatToolCallTable(toolRows), formatDataPathTable(dataRows), formatMemoryTable(memoryRows), formatReuseTable(reuseRows), formatCeilingTable(ceilingRows)].join("\n\n")}\n`,
   );
   // The reuse row needs piscina, a dev dependency: without it the row says so and the bench still passes.
   return [...rows, ...burstRows, ...toolRows, ...dataRows, ...memoryRows].some((r) => r.skipped)
