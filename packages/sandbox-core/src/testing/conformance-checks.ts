@@ -65,9 +65,11 @@ export interface ConformanceCheck {
 
 /**
  * How far below the bytes a run holds its `memoryUsed` may read: the engine's own garbage from
- * before the run, collected during it, is not the run's to count (64 KiB of a 32 MiB check).
+ * before the run, collected during it, is not the run's to count (seen: 33 KB on a worker, 66,736
+ * bytes in a confined spawn child on Node 24). A count that misses the buffers reads kilobytes,
+ * far below the 31.75 MiB this still asks for.
  */
-const OLDER_GARBAGE_SLACK_BYTES = 64 * 1024;
+const OLDER_GARBAGE_SLACK_BYTES = 256 * 1024;
 
 const {
   TIMEOUT,
@@ -660,8 +662,8 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
         held,
       );
       // The realm shares its isolate with the engine's own runtime: that runtime's older garbage,
-      // collected during the run, comes off the growth (on a worker, 33 KB of off-heap memory in
-      // about one run of the suite in three).
+      // collected during the run, comes off the growth (on a worker 33 KB of off-heap memory in
+      // about one run of the suite in three; 66,736 bytes once in a confined spawn child on Node 24).
       expect(result.memoryUsed).toBeGreaterThanOrEqual(held - OLDER_GARBAGE_SLACK_BYTES);
       expect(result.usage?.heapBytes).toBe(result.memoryUsed);
     },
