@@ -661,9 +661,7 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
         `const keep = new Uint8Array(${held}).fill(1); keep.length`,
         held,
       );
-      // The realm shares its isolate with the engine's own runtime: that runtime's older garbage,
-      // collected during the run, comes off the growth (on a worker 33 KB of off-heap memory in
-      // about one run of the suite in three; 66,736 bytes once in a confined spawn child on Node 24).
+      // The realm shares its isolate with the engine's own runtime (see OLDER_GARBAGE_SLACK_BYTES).
       expect(result.memoryUsed).toBeGreaterThanOrEqual(held - OLDER_GARBAGE_SLACK_BYTES);
       expect(result.usage?.heapBytes).toBe(result.memoryUsed);
     },
