@@ -13,6 +13,7 @@ export default defineConfig(
     "module-resolver/index": "src/module-resolver/index.ts",
     "code-transformer/index": "src/code-transformer/index.ts",
     "result-streamer/index": "src/result-streamer/index.ts",
+    "render/index": "src/render/index.ts",
     "pool/index": "src/pool/index.ts",
     "testing/index": "src/testing/index.ts",
     "guest-script/index": "src/guest-script/index.ts",

@@ -36,6 +36,16 @@ export {
 } from "./module-resolver/index.js";
 // Pool
 export { SandboxPool, type SandboxPoolOptions, type SandboxPoolStats } from "./pool/index.js";
+// Render
+export {
+  type JsonValue,
+  RENDER_DEFAULTS,
+  type RenderedJson,
+  type RenderedText,
+  type RenderLimits,
+  renderJson,
+  renderText,
+} from "./render/index.js";
 // Resource limits
 export {
   byteLength,

@@ -1,0 +1,9 @@
+export {
+  type JsonValue,
+  RENDER_DEFAULTS,
+  type RenderedJson,
+  type RenderedText,
+  type RenderLimits,
+  renderJson,
+  renderText,
+} from "./render-value.js";
