@@ -30,6 +30,7 @@ import {
   TIMER_CREATIONS_PER_PENDING,
   useKernelScript,
 } from "@suaveplan/sandbox-guest";
+import { discardWorkerStdio } from "./internal/discard-worker-stdio.js";
 import { endedByGuest } from "./internal/guest-ending.js";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
 import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
@@ -41,6 +42,7 @@ import {
   type WorkerMessage,
 } from "./internal/worker-message.js";
 
+discardWorkerStdio();
 hardenWorkerRealm();
 
 // Every worker of a host names the kernel alike, so one worker's code cache of it serves the next.

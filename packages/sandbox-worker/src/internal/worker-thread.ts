@@ -42,7 +42,9 @@ export interface WorkerThread {
 
 /**
  * Start a worker on the built entry with V8 `resourceLimits` for
- * `memoryLimit` (bytes), no environment, no argv and its stdio discarded.
+ * `memoryLimit` (bytes), no environment, no argv and its stdio discarded (by
+ * the entry). The worker is ref'd as it starts; the caller `unref()`s an idle
+ * one (a spare, an idle reused worker) and refs it again for a run.
  * The entry and the guest kernel are compiled with the code caches the first
  * warmed worker made (about 10 ms of CPU less per worker, measured).
  * `source` replaces the entry only in tests, for worker behaviour no guest can
@@ -85,11 +87,10 @@ export function startWorkerThread(
       kernelCache: caches?.kernel,
       makeCodeCache: warmUp && caches === undefined,
     },
-    stdout: true,
-    stderr: true,
+    // Node's default stdio (piped to the host's, never ref'd): the entry drops what is written
+    // (`discardWorkerStdio`). Reading it here (`stdout: true` and `resume()`) would ref the
+    // worker's internal port until it exits, and an idle spare would keep the process alive.
   });
-  worker.stdout.resume();
-  worker.stderr.resume();
   const thread: WorkerThread = {
     worker,
     memoryLimit,
