@@ -29,6 +29,8 @@ export interface VmExecutionHooks {
   settleAtOnce?: boolean;
   /** Empty the context after the result is handed over (see `VmRealmOptions.teardownLater`); default false. */
   teardownLater?: boolean;
+  /** Let SIGINT stop the guest's code on this thread; the run ends `cancelled` (see `VmRealmOptions.breakOnSigint`). */
+  breakOnSigint?: boolean;
 }
 
 /**
@@ -52,6 +54,7 @@ export function startVmExecution(request: ExecutionRequest, hooks: VmExecutionHo
       prepared: hooks.prepared,
       settleAtOnce: hooks.settleAtOnce === true && request.straightLine === true,
       teardownLater: hooks.teardownLater === true,
+      breakOnSigint: hooks.breakOnSigint === true,
       noBackingStores:
         request.straightLine === true &&
         request.contextText === "" &&

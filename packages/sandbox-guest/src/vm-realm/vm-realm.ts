@@ -12,7 +12,7 @@ import {
   MODULE_WRAPPER_CLOSE,
   MODULE_WRAPPER_OPEN,
 } from "../kernel/kernel-source.js";
-import { isHostError, isHostTimeout } from "./host-guards.js";
+import { isHostError, isHostTimeout, isSigintInterrupt } from "./host-guards.js";
 import { externalMemory, heapInUse } from "./isolate-memory.js";
 import { trackUnhandledRejections } from "./unhandled-rejections.js";
 
@@ -198,6 +198,14 @@ export interface VmRealmOptions {
    * pays for (default false).
    */
   noBackingStores?: boolean;
+  /**
+   * Let SIGINT (Ctrl-C) stop guest code while it runs on this thread: every
+   * entry that runs guest code runs with node's `breakOnSigint`, and an
+   * interrupted run ends `cancelled` (default false). While such an entry
+   * runs, node detaches the process's own SIGINT listeners, so the signal
+   * only stops the code; the host learns of it from the `cancelled` outcome.
+   */
+  breakOnSigint?: boolean;
 }
 
 /** Compile guest code the way the vm realm runs it; throws node's SyntaxError. */
@@ -322,6 +330,8 @@ class VmRealm implements GuestRealm {
   private readonly untrack: () => void;
   /** Whether entries after the first evaluation run under node's watchdog (see {@link VmRealmOptions.callbackWatchdog}). */
   private readonly callbackWatchdog: boolean;
+  /** See {@link VmRealmOptions.breakOnSigint}. */
+  private readonly breakOnSigint: boolean;
   /** Waits one macrotask before the outcome is taken; none for code that can leave nothing behind. */
   readonly quiesce: (() => Promise<void>) | undefined;
 
@@ -341,6 +351,7 @@ class VmRealm implements GuestRealm {
       prepared.limits.maxWasmBytes === options.maxWasmBytes;
     this.state = (usable ? prepared : new PreparedVmRealm(options)).take(bridge);
     this.callbackWatchdog = options.callbackWatchdog !== false;
+    this.breakOnSigint = options.breakOnSigint === true;
     this.quiesce = options.settleAtOnce === true ? undefined : nextMacrotask;
     this.context = this.state.context;
     this.guestTypeError = this.state.guestTypeError;
@@ -414,10 +425,16 @@ class VmRealm implements GuestRealm {
       value =
         this.options.watchdog === false
           ? script.runInContext(context, { displayErrors: false })
-          : script.runInContext(context, { timeout: timeoutMs, displayErrors: false });
+          : script.runInContext(context, {
+              timeout: timeoutMs,
+              displayErrors: false,
+              breakOnSigint: this.breakOnSigint,
+            });
     } catch (thrown) {
       const spent = performance.now() - started;
       this.activeMs += spent;
+      if (this.breakOnSigint && isSigintInterrupt(thrown))
+        return { ok: false, outcome: { kind: "cancelled" } };
       if (isHostTimeout(thrown) || spent >= timeoutMs - WATCHDOG_SLACK_MS) {
         return { ok: false, outcome: { kind: "timeout", timeoutMs: -1 } };
       }
@@ -526,10 +543,17 @@ class VmRealm implements GuestRealm {
     const outer = activeRealm;
     activeRealm = this;
     try {
-      if (watchdog) script.runInContext(context, { timeout: timeoutMs, displayErrors: false });
+      if (watchdog)
+        script.runInContext(context, {
+          timeout: timeoutMs,
+          displayErrors: false,
+          breakOnSigint: this.breakOnSigint,
+        });
       else script.runInContext(context, { displayErrors: false });
       return { ok: true };
     } catch (thrown) {
+      if (this.breakOnSigint && isSigintInterrupt(thrown))
+        return { ok: false, outcome: { kind: "cancelled" } };
       if (isHostTimeout(thrown) || performance.now() - started >= timeoutMs - WATCHDOG_SLACK_MS) {
         return { ok: false, outcome: { kind: "timeout", timeoutMs: -1 } };
       }

@@ -88,6 +88,16 @@ describe("VmEngine", () => {
     expect.assertions(4);
   });
 
+  it("takes breakOnSigint as a boolean only (a SIGINT to the running code is tested on the CLI)", () => {
+    expect(() => new VmEngine({ breakOnSigint: "yes" as unknown as boolean })).toThrow(
+      expect.objectContaining({
+        code: SANDBOX_CODES.INVALID_CONFIG,
+        message: expect.stringContaining("breakOnSigint must be true or false (got string)"),
+      }),
+    );
+    expect(engine({ breakOnSigint: true }).name).toBe("vm");
+  });
+
   it("resolves SANDBOX_INVALID_OPTIONS for bad options and non-transferable context", async () => {
     const vm = engine();
     const badOptions = await vm.execute("1", {}, { timeout: 0 });

@@ -47,7 +47,19 @@ export const VM_CAPABILITIES: EngineCapabilities = Object.freeze({
 } satisfies EngineCapabilities);
 
 /** Options of {@link VmEngine}; every field is optional. */
-export type VmEngineOptions = Partial<EngineLimits>;
+export interface VmEngineOptions extends Partial<EngineLimits> {
+  /**
+   * Let SIGINT (Ctrl-C) stop the guest's synchronous code (node:vm's
+   * `breakOnSigint`): the run resolves `SANDBOX_CANCELLED` (default false).
+   * Without it a busy loop holds the thread, and with it every signal
+   * handler, until `timeout`. While guest code runs, node detaches the
+   * process's `SIGINT` listeners, so the signal that stopped the code is not
+   * delivered to them: a CLI that exits on Ctrl-C treats that
+   * `SANDBOX_CANCELLED` as its SIGINT. For command-line hosts; a server
+   * should leave it off (a Ctrl-C meant for it would only cancel a run).
+   */
+  breakOnSigint?: boolean;
+}
 
 /**
  * Runs guest JavaScript in a fresh `node:vm` context per execution, on the
@@ -87,14 +99,24 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
   /** The next execution's fresh context, made in idle time so it is off the caller's path; single-use. */
   private spare: PreparedVmRealm | undefined;
   private spareTimer: NodeJS.Immediate | undefined;
+  private readonly breakOnSigint: boolean;
 
   /**
    * @param options - `timeout` (ms, default 5000), `maxOutputSize` (bytes,
-   * default 1 MiB), `memoryLimit` (bytes; accepted, not enforced; bounds the result's size).
-   * @throws SandboxError `SANDBOX_INVALID_CONFIG` when a limit is not a positive integer.
+   * default 1 MiB), `memoryLimit` (bytes; accepted, not enforced; bounds the result's size),
+   * `breakOnSigint` (default false).
+   * @throws SandboxError `SANDBOX_INVALID_CONFIG` when a limit is not a positive integer,
+   * or `breakOnSigint` is not a boolean.
    */
   constructor(options: VmEngineOptions = {}) {
     this.limits = parseEngineLimits(options);
+    if (options.breakOnSigint !== undefined && typeof options.breakOnSigint !== "boolean") {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `VmEngine: breakOnSigint must be true or false (got ${typeof options.breakOnSigint})`,
+      );
+    }
+    this.breakOnSigint = options.breakOnSigint === true;
     this.requestDefaults = { ...this.limits, contextByReference: true };
     this.prepareSpare();
   }
@@ -139,6 +161,7 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
         settleAtOnce: this.live.size === 0,
         // Alone, the context is emptied after the result is handed over; among others at once (ditto).
         teardownLater: this.live.size === 0,
+        breakOnSigint: this.breakOnSigint,
       });
     } catch (error) {
       // Only the host can fail here (e.g. out of memory creating a context); never reject.
