@@ -1,5 +1,5 @@
 // Docs that run: every js/ts/sh block of every README is executed on this Node
-// (CI runs the suite on the lowest supported line, Node 20.19+), as a reader
+// (CI runs the suite on every supported line), as a reader
 // would paste it. js blocks run as ES modules beside this package (so
 // `@suaveplan/*` imports resolve to the built packages); ts blocks run after
 // TypeScript strips their types; sh blocks run with `sh -e` in the repository

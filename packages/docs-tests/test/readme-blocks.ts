@@ -84,7 +84,7 @@ export function extractBlocks(readme: string, text: string): ReadmeBlock[] {
   return blocks;
 }
 
-/** The root README and every package README, relative to `root`. */
+/** The root README, every package README and every page directly under `docs/`, relative to `root`. */
 export function readmePaths(root: string): string[] {
   const packages = readdirSync(join(root, "packages"))
     .sort()
@@ -97,5 +97,9 @@ export function readmePaths(root: string): string[] {
         return false;
       }
     });
-  return ["README.md", ...packages];
+  const docs = readdirSync(join(root, "docs"), { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".md"))
+    .map((entry) => `docs/${entry.name}`)
+    .sort();
+  return ["README.md", ...packages, ...docs];
 }
