@@ -1,5 +1,6 @@
 // runConfinedBash with the real LocalSandboxProvider and real bubblewrap.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -83,6 +84,51 @@ describe.skipIf(!bwrapUsable)("runConfinedBash (real bwrap)", () => {
       timedOut: false,
       truncated: false,
     });
+  });
+
+  it("network deny: a connection to a listener on 127.0.0.1 is denied (reason network), not failed", async () => {
+    const server = createServer((socket) => socket.end("reached\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const cut = new LocalSandboxProvider({ backends: ["bwrap"], network: "deny" });
+    try {
+      const policy = { mode: "read-only", workspaceRoot: workspace } as const;
+      const curl = await runConfinedBash(`curl -sS http://127.0.0.1:${port}/`, policy, { provider: cut });
+      const node = await runConfinedBash(
+        `${JSON.stringify(process.execPath)} -e 'require("net").connect(${port}, "127.0.0.1")'`,
+        policy,
+        { provider: cut },
+      );
+      // curl says how long it tried ("after 0 ms"): the one part that varies.
+      const ms = (text: string | undefined) => text?.replace(/after \d+ ms/, "after N ms");
+      const line = `curl: (7) Failed to connect to 127.0.0.1 port ${port} after N ms: Couldn't connect to server`;
+      expect([
+        { ...curl, stderr: ms(curl.stderr), detail: ms(curl.detail) },
+        { outcome: node.outcome, reason: node.reason, detail: node.detail },
+      ]).toEqual([
+        {
+          exitCode: 7,
+          signal: null,
+          stdout: "",
+          stderr: `${line}\n`,
+          outcome: "denied",
+          detail: line,
+          reason: "network",
+          enforcement: "full",
+          backend: "bwrap",
+          timedOut: false,
+          truncated: false,
+        },
+        {
+          outcome: "denied",
+          reason: "network",
+          detail: `Error: connect EACCES 127.0.0.1:${port} - Local (undefined:undefined)`,
+        },
+      ]);
+    } finally {
+      cut.dispose();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it("workspace-write: writes land in the workspace, cwd defaults to the workspace root, outside stays denied", async () => {

@@ -5,6 +5,7 @@ export {
   type ConfinedRunOutcome,
   type ConfinedRunResult,
   classifyConfinedRun,
+  NETWORK_DENIAL_SIGNATURES,
 } from "./classify/index.js";
 // Policy types and the per-call policy service
 export type {

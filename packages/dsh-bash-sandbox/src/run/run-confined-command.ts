@@ -56,10 +56,15 @@ export interface ConfinedCommandResult {
   stdout: string;
   /** Stderr text (bounded). */
   stderr: string;
-  /** `ok`, `denied` (the sandbox blocked a file effect), `runner-failure` (the sandbox itself failed) or `failed`. */
+  /**
+   * `ok`, `denied` (the sandbox blocked a file effect, or a connection under
+   * `network: "deny"`), `runner-failure` (the sandbox itself failed) or `failed`.
+   */
   outcome: ConfinedRunOutcome;
   /** The stderr line (or spawn error) that proved `denied` / `runner-failure`. */
   detail: string | undefined;
+  /** `"network"` when `denied` was a connection the cut network refused; else undefined. */
+  reason: "network" | undefined;
   /** The enforcement of the backend used; `"none"` when the policy was `danger-full-access`. */
   enforcement: SandboxEnforcement | "none";
   /** The backend used, or `undefined` when the command ran unconfined (`danger-full-access`). */
@@ -320,6 +325,7 @@ function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<Conf
         stderr: "",
         outcome: plan.confinedRun ? "runner-failure" : "failed",
         detail,
+        reason: undefined,
       });
     });
     child.once("close", (exitCode: number | null, signal: NodeJS.Signals | null) => {
@@ -332,6 +338,7 @@ function spawnAndCollect(argv: readonly string[], plan: SpawnPlan): Promise<Conf
         stderr: err,
         outcome: classification.outcome,
         detail: classification.detail,
+        reason: classification.reason,
       });
     });
   });

@@ -192,6 +192,39 @@ describe("classifyConfinedRun on odd stderr", () => {
     });
   });
 
+  it("a connection the cut network refused is denied with reason network, only under network deny", () => {
+    const lines = [
+      "curl: (7) Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to server",
+      "curl: (6) Could not resolve host: example.com",
+      "Error: connect EACCES 127.0.0.1:8080 - Local (undefined:undefined)",
+      "Error: connect ENETUNREACH 10.0.0.1:80",
+      "wget: unable to connect: Network is unreachable",
+    ];
+    const classify = (network: ConfinedRunDialect["network"]) =>
+      lines.map((line) =>
+        classifyConfinedRun(
+          { exitCode: 7, stderr: `x\n${line}\n` },
+          network === undefined ? dialect : { ...dialect, network },
+        ),
+      );
+    expect(classify("deny")).toEqual(
+      lines.map((detail) => ({ outcome: "denied", detail, reason: "network" })),
+    );
+    // With the network allowed (or no claim), the same text is an ordinary failure.
+    expect([...classify("allow"), ...classify(undefined)]).toEqual(
+      Array.from({ length: 10 }, () => ({ outcome: "failed" })),
+    );
+    // A file denial wins (it is the backend's own dialect); other failures stay failures.
+    const both = "sh: /etc/x: Read-only file system\ncurl: (7) Failed to connect\n";
+    expect([
+      classifyConfinedRun({ exitCode: 1, stderr: both }, { ...dialect, network: "deny" }),
+      classifyConfinedRun(
+        { exitCode: 22, stderr: "curl: (22) The requested URL returned error: 404\nEACCES\n" },
+        { ...dialect, network: "deny" },
+      ),
+    ]).toEqual([{ outcome: "denied", detail: "sh: /etc/x: Read-only file system" }, { outcome: "failed" }]);
+  });
+
   it("a huge stderr is classified in linear time without a copy per line", () => {
     const notice = "bwrap: Creating new namespace failed: this line is only a notice";
     const many = `${"abc\n".repeat(10_000_000)}${`${notice}\n`.repeat(100_000)}bash: /etc/x: Read-only file system\n`;

@@ -12,7 +12,8 @@ export interface ConfinedRunResult {
  * Attribution of a confined run:
  * - `ok` — exit code 0;
  * - `runner-failure` — the sandbox runner failed before running the command (sandbox infrastructure failure);
- * - `denied` — the command ran and a file effect was blocked by the sandbox;
+ * - `denied` — the command ran and a file effect (or, under `network: "deny"`, a
+ *   network connection) was blocked by the sandbox;
  * - `failed` — an ordinary task failure.
  */
 export type ConfinedRunOutcome = "ok" | "runner-failure" | "denied" | "failed";
@@ -23,10 +24,29 @@ export interface ConfinedRunClassification {
   outcome: ConfinedRunOutcome;
   /** The stderr line (verbatim) that proved `runner-failure` or `denied`. */
   detail?: string;
+  /** `"network"` when `denied` was a connection the cut network refused; absent for file effects. */
+  reason?: "network";
 }
 
 /** The part of a {@link ConfinedArgv} that classification reads. */
-export type ConfinedRunDialect = Pick<ConfinedArgv, "denialSignatures" | "runnerFailureRules">;
+export type ConfinedRunDialect = Pick<ConfinedArgv, "denialSignatures" | "runnerFailureRules" | "network">;
+
+/**
+ * Stderr text of a connection the cut network refused, as the usual clients
+ * print it: Node's `connect EACCES`/`EPERM`/`ENETUNREACH` (the socket filter and
+ * Landlock answer `EACCES`), `strerror(ENETUNREACH)`, and curl's "could not
+ * connect" (7) and "could not resolve host" (6) — under `network: "deny"`
+ * nothing is reachable, so neither can be an ordinary failure. Matched only
+ * when the argv reports `network: "deny"`.
+ */
+export const NETWORK_DENIAL_SIGNATURES: readonly string[] = Object.freeze([
+  "connect EACCES",
+  "connect EPERM",
+  "connect ENETUNREACH",
+  "Network is unreachable",
+  "curl: (6)",
+  "curl: (7)",
+]);
 
 /**
  * Attribute a finished confined run. Exit code 0 is `ok`. Otherwise runner
@@ -35,8 +55,10 @@ export type ConfinedRunDialect = Pick<ConfinedArgv, "denialSignatures" | "runner
  * (case-insensitive, exact full line) are removed, and one remaining line must
  * contain one of its `fatalSignatures` (case-insensitive substring) — exit
  * status alone never proves runner failure. Then a line containing one of the
- * backend's own `denialSignatures` (case-insensitive) makes it `denied`; else
- * `failed`. The matching line is returned as `detail`; stderr is never
+ * backend's own `denialSignatures` (case-insensitive) makes it `denied`; then,
+ * when the argv reports `network: "deny"`, a line containing one of
+ * {@link NETWORK_DENIAL_SIGNATURES} makes it `denied` with `reason: "network"`;
+ * else `failed`. The matching line is returned as `detail`; stderr is never
  * rewritten. Empty signatures are ignored (they would match every line).
  * Stderr is guest-controlled, so the result is an attribution, not proof.
  */
@@ -52,6 +74,10 @@ export function classifyConfinedRun(
   }
   const denial = firstLineContaining(stderr, confined.denialSignatures, undefined);
   if (denial !== undefined) return { outcome: "denied", detail: denial };
+  if (confined.network === "deny") {
+    const refused = firstLineContaining(stderr, NETWORK_DENIAL_SIGNATURES, undefined);
+    if (refused !== undefined) return { outcome: "denied", detail: refused, reason: "network" };
+  }
   return { outcome: "failed" };
 }
 

@@ -4,4 +4,5 @@ export {
   type ConfinedRunOutcome,
   type ConfinedRunResult,
   classifyConfinedRun,
+  NETWORK_DENIAL_SIGNATURES,
 } from "./classify-confined-run.js";
