@@ -94,16 +94,16 @@ for (const name of BACKENDS) {
     afterAll(() => provider.dispose());
     const policy = () => ({ mode: "read-only", workspaceRoot: workspace }) as const;
 
-    it("lets allowed hosts through the proxy, by plain HTTP and by CONNECT", async () => {
+    it("lets allowed hosts through the proxy, by plain HTTP and by CONNECT, and sets NODE_USE_ENV_PROXY for Node", async () => {
       seen.length = 0;
       const run = await runConfined(
         provider,
-        `curl -sS --max-time 10 http://allowed.test:${port}/plain && curl -sS --max-time 10 --proxytunnel http://api.wild.test:${port}/tunnel`,
+        `curl -sS --max-time 10 http://allowed.test:${port}/plain && curl -sS --max-time 10 --proxytunnel http://api.wild.test:${port}/tunnel && printenv NODE_USE_ENV_PROXY`,
         policy(),
       );
       expect({ exitCode: run.exitCode, stdout: run.stdout, network: run.confined.network }).toEqual({
         exitCode: 0,
-        stdout: "hello from upstream\nhello from upstream\n",
+        stdout: "hello from upstream\nhello from upstream\n1\n",
         network: "allow-list",
       });
       expect(seen).toEqual([`allowed.test:${port} /plain`, `api.wild.test:${port} /tunnel`]);

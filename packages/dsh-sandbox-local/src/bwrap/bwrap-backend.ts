@@ -9,6 +9,7 @@ import {
   unixSocketMasks,
 } from "../internal/host-unix-sockets.js";
 import { isWithin, pathAncestorsBetween } from "../internal/paths.js";
+import { PROXY_ENV_EXTRA } from "../landlock/launcher-argv.js";
 import { landlockLauncherPath } from "../landlock/launcher-path.js";
 import { explainBwrapFailure } from "./bwrap-diagnosis.js";
 import {
@@ -298,6 +299,7 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
           "--bridge",
           `${NAMESPACE_PROXY_PORT}:${policy.proxySocket}`,
           "--proxy-env",
+          ...PROXY_ENV_EXTRA,
         );
       }
       args.push("--", ...argv);

@@ -67,6 +67,13 @@ export function checkWrapInputs(
   return abi;
 }
 
+/**
+ * Launcher flags added beside `--proxy-env`: `NODE_USE_ENV_PROXY=1`, so Node's
+ * own `fetch` and `http` honour `HTTP(S)_PROXY` (Node >= 22.21 and >= 24.5;
+ * older Node ignores both and cannot reach the allow-listed hosts by itself).
+ */
+export const PROXY_ENV_EXTRA: readonly string[] = Object.freeze(["--setenv", "NODE_USE_ENV_PROXY", "1"]);
+
 /** Which `socket(2)` families the launcher's seccomp filter lets through (`--sockets`). */
 export type LauncherSocketPolicy = "none" | "unix" | "unix+inet" | "tcp";
 
@@ -82,7 +89,7 @@ export interface LauncherFlags {
   allowTcpConnect?: number | undefined;
   /** `--bridge`: relay 127.0.0.1:port (0: a free port) to this UNIX socket. */
   bridge?: { port: number; socket: string } | undefined;
-  /** `--proxy-env`: point HTTP_PROXY and friends at the bridge. */
+  /** `--proxy-env`: point HTTP_PROXY and friends at the bridge (and set `NODE_USE_ENV_PROXY=1`). */
   proxyEnv?: boolean | undefined;
 }
 
@@ -106,7 +113,7 @@ export function launcherArgv(
   if (flags.sockets !== undefined && !flags.denyNetwork) out.push("--sockets", flags.sockets);
   if (flags.allowTcpConnect !== undefined) out.push("--allow-tcp-connect", String(flags.allowTcpConnect));
   if (flags.bridge !== undefined) out.push("--bridge", `${flags.bridge.port}:${flags.bridge.socket}`);
-  if (flags.proxyEnv === true) out.push("--proxy-env");
+  if (flags.proxyEnv === true) out.push("--proxy-env", ...PROXY_ENV_EXTRA);
   const env = tempEnv(policy);
   if (env !== undefined) for (const [name, value] of Object.entries(env)) out.push("--setenv", name, value);
   out.push("--", ...argv);
