@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Quick start: install and build quietly (one progress line per phase, full
 // output in quickstart.log), then run the CLI on the example snippet under
-// every engine — the demo is the only long output.
+// every engine — the demo is the only long output. On Node 22 and 24, setup
+// installs that line's isolated-vm and leaves the committed files as they were
+// (ISOLATED_VM_BY_NODE_LINE in setup.mjs).
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
