@@ -152,18 +152,33 @@ for (const name of MASKING_BACKENDS) {
       writeFileSync(join(workspace, "prod.env"), "DB=secret\n");
       writeFileSync(join(workspace, "readme.md"), "hello\n");
       const p = provider({ backends: [name], denyRead: [secrets, join(outside, "token.txt")] });
-      for (const mode of ["read-only", "workspace-write"] as const) {
-        const run = await runConfined(
-          p,
-          `ls -A ${secrets}; cat ${secrets}/id_rsa 2>/dev/null || echo no-key; cat ${outside}/token.txt; echo [; cat prod.env; cat readme.md`,
-          { mode, workspaceRoot: workspace, denyRead: [join(workspace, "*.env")] } as never,
-        );
-        expect({ mode, stdout: run.stdout, deniedReads: run.confined.deniedReads }).toEqual({
+      const script = `ls -A ${secrets}; cat ${secrets}/id_rsa 2>/dev/null || echo no-key; cat ${outside}/token.txt; echo [; cat prod.env; cat readme.md`;
+      const runs = [];
+      // A file in the workspace is hidden under read-only; under workspace-write
+      // (a writable root) it is refused, see deny-read-replaced.test.ts.
+      for (const [mode, perCall] of [
+        ["read-only", [join(workspace, "*.env")]],
+        ["workspace-write", []],
+      ] as const) {
+        const run = await runConfined(p, script, {
           mode,
+          workspaceRoot: workspace,
+          denyRead: perCall,
+        } as never);
+        runs.push({ mode, stdout: run.stdout, deniedReads: run.confined.deniedReads });
+      }
+      expect(runs).toEqual([
+        {
+          mode: "read-only",
           stdout: "no-key\n[\nhello\n",
           deniedReads: [secrets, join(outside, "token.txt"), join(workspace, "prod.env")].sort(),
-        });
-      }
+        },
+        {
+          mode: "workspace-write",
+          stdout: "no-key\n[\nDB=secret\nhello\n",
+          deniedReads: [secrets, join(outside, "token.txt")].sort(),
+        },
+      ]);
       expect(readFileSync(join(secrets, "id_rsa"), "utf8")).toBe("KEY\n");
     });
 

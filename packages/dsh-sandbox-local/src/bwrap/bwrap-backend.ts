@@ -1,7 +1,7 @@
 import { type ConfinedArgv, SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/local-backend.js";
 import { type LocalHost, nodeLocalHost } from "../host/local-host.js";
-import { denyReadMasks } from "../internal/deny-read-masks.js";
+import { denyReadMounts } from "../internal/deny-read-masks.js";
 import {
   hostUnixSocketPaths,
   maskedSockets,
@@ -246,10 +246,19 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
         disableUserns: facts.disableUserns === true,
         network: policy.network !== "allow",
       };
-      const args = [bwrap, ...isolationFlags(variant), ...BASE_MOUNTS];
+      const roots =
+        policy.mode === "workspace-write"
+          ? [
+              policy.workspaceRoot,
+              ...(policy.tempDir !== undefined ? [policy.tempDir] : []),
+              ...(policy.writableRoots ?? []),
+            ]
+          : [];
+      const masks = denyReadMounts(policy.denyRead ?? [], roots);
+      // A denied file's directory first, so the writable and protected binds land on top of it.
+      const args = [bwrap, ...isolationFlags(variant), ...BASE_MOUNTS, ...masks.fileDirectories];
       const env: Record<string, string> = {};
       if (policy.mode === "workspace-write") {
-        const roots = [policy.workspaceRoot, ...(policy.writableRoots ?? [])];
         args.push("--bind", policy.workspaceRoot, policy.workspaceRoot);
         if (policy.tempDir !== undefined) {
           args.push("--bind", policy.tempDir, policy.tempDir, "--setenv", "TMPDIR", policy.tempDir);
@@ -272,8 +281,8 @@ export function createBwrapBackend(options: BwrapBackendOptions = {}): LocalBack
         }
         for (const path of protectedPaths) args.push("--ro-bind", path, path);
       }
-      // Hide denied reads: an empty read-only directory over a directory, /dev/null over a file.
-      args.push(...denyReadMasks(policy.denyRead ?? []));
+      // Hide denied directories: an empty read-only tmpfs over each, after every other bind.
+      args.push(...masks.directories);
       // A network namespace of its own does not cut file-system UNIX sockets
       // (docker.sock, an SSH agent, D-Bus): mask them, after every other bind.
       if (variant.network) args.push(...unixSocketMasks(maskedSockets(hostUnixSockets(), policy)));

@@ -4,7 +4,7 @@ import { delimiter, join } from "node:path";
 import type { ConfinedArgv } from "@suaveplan/dsh-sandbox";
 import { SandboxUnavailableError } from "@suaveplan/dsh-sandbox";
 import type { BackendProbeResult, LocalBackend, LocalConfinePolicy } from "../backend/index.js";
-import { denyReadMasks } from "../internal/deny-read-masks.js";
+import { denyReadMounts } from "../internal/deny-read-masks.js";
 import {
   hostUnixSocketPaths,
   maskedSockets,
@@ -84,6 +84,9 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     // A fresh /dev (its own /dev/pts, so ptys work), remounted read-only: nothing can be created there.
     out.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro", "/dev");
     const roots = writableRoots(policy);
+    // A denied file's directory first, so the writable and protected binds land on top of it.
+    const masks = denyReadMounts(policy.denyRead ?? [], roots);
+    out.push(...masks.fileDirectories);
     for (const root of roots) out.push("--bind", root, root);
     // Every directory between a writable root and a protected path is bound
     // onto itself: a mount point cannot be renamed or removed (EBUSY), so
@@ -96,8 +99,8 @@ export function createLayeredBackend(options: LayeredBackendOptions = {}): Local
     for (const dir of [...ancestors].sort((a, b) => depth(a) - depth(b))) out.push("--bind", dir, dir);
     for (const path of [...protectedBinds].sort((a, b) => depth(a) - depth(b)))
       out.push("--ro-bind", path, path);
-    // Hide denied reads (Landlock cannot subtract them from the read-everywhere rule).
-    out.push(...denyReadMasks(policy.denyRead ?? []));
+    // Hide denied directories (Landlock cannot subtract them from the read-everywhere rule).
+    out.push(...masks.directories);
     // The network namespace does not cut file-system UNIX sockets: mask them, after every other bind.
     if (ownNetwork) out.push(...unixSocketMasks(maskedSockets(hostUnixSockets(), policy)));
     // Allowed host UNIX sockets need AF_UNIX: then the empty namespace gets the family filter
