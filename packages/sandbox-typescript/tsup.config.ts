@@ -1,10 +1,10 @@
 import { defineConfig } from "tsup";
 import { createTsupConfig } from "../../tooling/tsup.preset.ts";
 
-// The typecheck worker is its own entry, found at run time with new URL("./typecheck-worker.js", import.meta.url).
+// The typecheck child is its own entry, found at run time with new URL("./typecheck-child.js", import.meta.url).
 export default defineConfig(
   createTsupConfig({
     index: "src/index.ts",
-    "typecheck-worker": "src/typecheck-worker.ts",
+    "typecheck-child": "src/typecheck-child.ts",
   }),
 );

@@ -5,7 +5,10 @@ export { type StrippedTypes, stripModuleTypes, stripTypes } from "./strip-types.
 // Typecheck
 export {
   createTypechecker,
+  TYPECHECK_MEMORY_LIMIT_BYTES,
+  TYPECHECK_TIMEOUT_MS,
   type Typechecker,
+  type TypecheckerOptions,
   type TypecheckOutcome,
   type TypecheckRequest,
 } from "./typechecker.js";

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { createTypechecker } from "../src/typechecker.js";
+import { createTypechecker, TYPECHECK_MEMORY_LIMIT_BYTES } from "../src/typechecker.js";
 
 const checker = createTypechecker();
 afterAll(() => checker.destroy());
@@ -84,7 +84,7 @@ user.nmae;`;
     expect(outcome.ok ? undefined : outcome.result.errorCode).toBe("SANDBOX_ENGINE_DISPOSED");
   });
 
-  it("a check over its time limit resolves SANDBOX_TIMEOUT and the next check starts a fresh worker", async () => {
+  it("a check over its time limit resolves SANDBOX_TIMEOUT and the next check starts a fresh process", async () => {
     const own = createTypechecker();
     try {
       const slow = await own.check({ code: "const a: number = 1;", timeoutMs: 1 });
@@ -95,6 +95,45 @@ user.nmae;`;
     } finally {
       await own.destroy();
     }
+  });
+
+  it("a type bomb past the memory limit resolves SANDBOX_MEMORY_EXCEEDED, the host lives on and the next check gets a fresh compiler", async () => {
+    // Six chains of doubling template-literal types: without a limit the compiler took ~500 MiB
+    // for a24 (and 2 GiB and more a few doublings later); a worker's resourceLimits could not hold
+    // it either, V8 aborted the whole process on the strings' allocation (nodejs/node#47224).
+    let bomb = "";
+    for (const c of "abcdef") {
+      bomb += `type ${c}0 = "${c}b";\n`;
+      for (let i = 1; i <= 24; i++) bomb += `type ${c}${i} = \`\${${c}${i - 1}}\${${c}${i - 1}}\`;\n`;
+      bomb += `const ${c}: ${c}24 = "x";\n`;
+    }
+    const own = createTypechecker({ memoryLimit: 128 * 1024 * 1024 });
+    try {
+      expect(await own.check({ code: bomb, timeoutMs: 60_000 })).toEqual({
+        ok: false,
+        result: {
+          duration: 0,
+          logs: [],
+          success: false,
+          errorCode: "SANDBOX_MEMORY_EXCEEDED",
+          error:
+            "typecheck ran out of its 128 MiB of memory and was ended, nothing ran; the code's types are too large to check (simplify them or turn typecheck off) (SANDBOX_MEMORY_EXCEEDED)",
+        },
+      });
+      const next = await own.check({ code: "const s: string = 1;" });
+      expect(next.ok ? [] : next.result.diagnostics).toEqual([
+        { line: 1, column: 7, message: "Type 'number' is not assignable to type 'string'.", code: 2322 },
+      ]);
+    } finally {
+      await own.destroy();
+    }
+  });
+
+  it("refuses a memory limit below 64 MiB, and defaults to 512 MiB", () => {
+    expect(() => createTypechecker({ memoryLimit: 1024 })).toThrow(
+      "createTypechecker: memoryLimit must be an integer number of bytes, at least 64 MiB (got 1024) (SANDBOX_INVALID_CONFIG)",
+    );
+    expect(TYPECHECK_MEMORY_LIMIT_BYTES).toBe(512 * 1024 * 1024);
   });
 
   it("warm() starts the compiler in the background without keeping the process alive", () => {
@@ -113,6 +152,24 @@ console.log("warming");`;
     });
   });
 
+  it("destroy() of an idle checker resolves once its process has exited", () => {
+    const entry = fileURLToPath(new URL("../dist/index.js", import.meta.url));
+    const script = `import { createTypechecker } from ${JSON.stringify(entry)};
+const c = createTypechecker();
+await c.check({ code: "1" });
+await c.destroy();
+console.log("destroyed");`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect({ status: run.status, stdout: run.stdout, signal: run.signal }).toEqual({
+      status: 0,
+      stdout: "destroyed\n",
+      signal: null,
+    });
+  });
+
   it("a warmed checker answers its first check", async () => {
     const own = createTypechecker();
     try {
@@ -125,7 +182,7 @@ console.log("warming");`;
     }
   });
 
-  it("an idle worker does not keep the process alive", () => {
+  it("an idle compiler process does not keep the process alive", () => {
     const entry = fileURLToPath(new URL("../dist/index.js", import.meta.url));
     const script = `import { createTypechecker } from ${JSON.stringify(entry)};
 const c = createTypechecker();
