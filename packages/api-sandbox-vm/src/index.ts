@@ -14,6 +14,7 @@ export {
   type FsHostAdapter,
   type FsOperation,
   type FsStat,
+  NotRegularFileError,
 } from "./proxies/fs-proxy/fs-proxy.js";
 // Capability proxies
 export {

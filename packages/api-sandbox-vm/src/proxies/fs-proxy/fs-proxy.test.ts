@@ -1,4 +1,6 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { constants } from "node:fs";
+import { mkdir, mkdtemp, open, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PermissionChecker } from "@suaveplan/api-sandbox-permissions";
@@ -104,6 +106,74 @@ describe("handleFsCall", () => {
   it("the default adapter refuses to follow a symlink swapped in after the check (O_NOFOLLOW)", async () => {
     await expect(createNodeFsAdapter().read(join(root, "data/alias.txt"), signal)).rejects.toMatchObject({
       code: "ELOOP",
+    });
+  });
+});
+
+describe("a FIFO in an allowed path", () => {
+  // A blocking open (or read) of a FIFO holds one of libuv's four threads until a writer comes; no
+  // timeout or abort frees it, and the host's own file reads queue behind those threads.
+  let dir: string;
+  let fifo: string;
+  afterEach(async () => {
+    // Release whatever an open still waits for (only a blocking adapter leaves one): a writer for
+    // the readers, a reader for the writers.
+    for (const flags of [constants.O_WRONLY, constants.O_RDONLY]) {
+      await open(fifo, flags | constants.O_NONBLOCK).then(
+        (handle) => handle.close(),
+        () => undefined,
+      );
+    }
+  });
+
+  it("is refused at once with SAND_VM_FS_FAILED, and the host's own file reads go on", async () => {
+    env = createConformanceEnv(createVmSandbox);
+    ({ dir } = await env.plugin({
+      "plugin.mjs": `const attempt = (fn) => fn().then(() => "done", (e) => ({ name: e.name, code: e.code, message: e.message }));
+        export const probe = async (path) => [
+          ...(await Promise.all(Array.from({ length: 6 }, () => attempt(() => fs.read(path))))),
+          await attempt(() => fs.write(path, "x")),
+        ];`,
+      "data/host.txt": "the host's own file",
+    }));
+    fifo = join(dir, "data/pipe");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    const sandbox = await env.sandbox({
+      pluginModulePath: join(dir, "plugin.mjs"),
+      policy: {
+        fs: [
+          { path: "data/**", access: "read" },
+          { path: "data/**", access: "write" },
+        ],
+      },
+      proxies: { fetch: false },
+      timeoutMs: 3000,
+    });
+    const guest = await sandbox.call("probe", "data/pipe").catch((error: { code?: unknown }) => error.code);
+    // Read after the plugin's calls: with every libuv thread stuck in a FIFO this never ends.
+    const host = await Promise.race([
+      readFile(join(dir, "data/host.txt"), "utf8"),
+      new Promise((resolve) => setTimeout(resolve, 5000, "the host's read still waits after 5 s")).then(
+        (value) => value,
+      ),
+    ]);
+    const refused = {
+      name: "SuaveplanError",
+      code: "SAND_VM_FS_FAILED",
+      message:
+        'fs.read of "data/pipe" failed: not a regular file (a fifo); only regular files can be read or written (SAND_VM_FS_FAILED); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_FS_FAILED.md (SAND_VM_FS_FAILED)',
+    };
+    expect({ guest, host }).toEqual({
+      guest: [
+        ...Array.from({ length: 6 }, () => refused),
+        // No reader: a non-blocking open for writing fails before the check can look.
+        {
+          ...refused,
+          message:
+            'fs.write of "data/pipe" failed: ENXIO (SAND_VM_FS_FAILED); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_FS_FAILED.md (SAND_VM_FS_FAILED)',
+        },
+      ],
+      host: "the host's own file",
     });
   });
 });

@@ -1,5 +1,5 @@
-import { constants } from "node:fs";
-import { lstat, open, readdir, stat } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { type FileHandle, lstat, open, readdir, stat } from "node:fs/promises";
 import {
   PERMISSION_CODES,
   type PermissionChecker,
@@ -41,16 +41,57 @@ export const FS_OPERATIONS = Object.freeze({
 export type FsOperation = keyof typeof FS_OPERATIONS;
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /**
- * The default adapter: real `node:fs/promises`. Files are opened with `O_NOFOLLOW`, so a symlink
- * swapped in at the final component after the permission check makes the call fail (`ELOOP`)
- * instead of following it.
+ * What an adapter throws for a path that is not a regular file (a FIFO, a socket, a device):
+ * `handleFsCall` reports it as `SAND_VM_FS_FAILED` naming the kind, never the host path.
+ */
+export class NotRegularFileError extends Error {
+  constructor(readonly fileType: "fifo" | "socket" | "character device" | "block device" | "other") {
+    super(`not a regular file (${fileType})`);
+    this.name = "NotRegularFileError";
+  }
+}
+
+/** Open `path` without blocking and keep it only when it is a regular file (see {@link createNodeFsAdapter}). */
+async function openRegularFile(path: string, flags: number, mode?: number): Promise<FileHandle> {
+  const handle = await open(path, flags | NOFOLLOW | NONBLOCK, mode);
+  let info: Stats;
+  try {
+    info = await handle.stat();
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  if (info.isFile()) return handle;
+  await handle.close();
+  if (info.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+  throw new NotRegularFileError(
+    info.isFIFO()
+      ? "fifo"
+      : info.isSocket()
+        ? "socket"
+        : info.isCharacterDevice()
+          ? "character device"
+          : info.isBlockDevice()
+            ? "block device"
+            : "other",
+  );
+}
+
+/**
+ * The default adapter: real `node:fs/promises`, regular files only. Files are opened with
+ * `O_NOFOLLOW`, so a symlink swapped in at the final component after the permission check makes
+ * the call fail (`ELOOP`) instead of following it, and with `O_NONBLOCK`, then checked with
+ * `fstat`: a FIFO, socket or device is closed again and refused ({@link NotRegularFileError}). A
+ * blocking `open` or `read` of a FIFO would hold one of libuv's four threads until a writer came
+ * (no timeout or abort frees it), and the host's own file I/O waits behind those threads.
  */
 export function createNodeFsAdapter(): FsHostAdapter {
   return {
     async read(path, signal) {
-      const handle = await open(path, constants.O_RDONLY | NOFOLLOW);
+      const handle = await openRegularFile(path, constants.O_RDONLY);
       try {
         return new Uint8Array(await handle.readFile({ signal }));
       } finally {
@@ -59,9 +100,11 @@ export function createNodeFsAdapter(): FsHostAdapter {
     },
     async write(path, data, signal) {
       signal.throwIfAborted();
-      const handle = await open(
+      // A FIFO with no reader refuses a non-blocking open for writing (`ENXIO`); one with a reader
+      // is refused by the check. O_TRUNC does nothing to a FIFO or a device.
+      const handle = await openRegularFile(
         path,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NOFOLLOW,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC,
         0o666,
       );
       try {
@@ -98,8 +141,9 @@ function errnoOf(error: unknown): string {
 
 /**
  * Check then forward one fs call. Denials raise `PERMISSION_DENIED` without touching the adapter;
- * adapter failures raise `SAND_VM_FS_FAILED` naming only the errno. Messages quote the plugin's own
- * path string — never the canonical host path.
+ * adapter failures raise `SAND_VM_FS_FAILED` naming only the errno (or, for a
+ * {@link NotRegularFileError}, the kind of file). Messages quote the plugin's own path string —
+ * never the canonical host path.
  */
 export async function handleFsCall(
   op: FsOperation,
@@ -132,6 +176,13 @@ export async function handleFsCall(
         return await context.adapter.stat(decision.canonicalPath, context.signal);
     }
   } catch (error) {
+    if (error instanceof NotRegularFileError) {
+      throw new VmSandboxError(
+        SAND_VM_CODES.FS_FAILED,
+        `fs.${op} of ${shown} failed: not a regular file (a ${error.fileType}); only regular files can be read or written`,
+        { details: { operation: op, fileType: error.fileType } },
+      );
+    }
     const errno = errnoOf(error);
     throw new VmSandboxError(SAND_VM_CODES.FS_FAILED, `fs.${op} of ${shown} failed: ${errno}`, {
       details: { operation: op, errno },
