@@ -1,5 +1,6 @@
 // The config file: schema, resolution, reading
 export {
+  checkMcpSettings,
   MCP_TOOL_NAMES,
   type McpToolName,
   type ResolveConfigOptions,
@@ -8,6 +9,7 @@ export {
   type SandboxMcpConfig,
   SandboxMcpConfigSchema,
   type SandboxMcpSettings,
+  SHELL_ENV_PASSED,
 } from "./config/mcp-config.js";
 // The server
 export {

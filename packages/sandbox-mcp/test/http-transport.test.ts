@@ -9,7 +9,7 @@ import { startHttpServer } from "../src/server/serve-http.js";
 
 const TOKEN = "test-token-0123456789abcdef";
 const settings = resolveMcpConfig(
-  { engine: "vm", enabledTools: ["run_javascript"] },
+  { engine: "vm", allowUnsafeEngines: true, enabledTools: ["run_javascript"] },
   { baseDir: "/", cwd: "/" },
 );
 
@@ -69,8 +69,8 @@ describe("startHttpServer", () => {
     }
   });
 
-  it("a client's DELETE ends its session; past maxSessions a new initialize gets 503", async () => {
-    const http = await startHttpServer(settings, { token: TOKEN, maxSessions: 1 });
+  it("a client's DELETE ends its session; past maxSessions an initialize closes the least recently used idle session, and gets 503 only when all are busy", async () => {
+    const http = await startHttpServer(settings, { token: TOKEN, maxSessions: 2 });
     const connect = async () => {
       const transport = new StreamableHTTPClientTransport(new URL(http.url), {
         requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
@@ -79,14 +79,74 @@ describe("startHttpServer", () => {
       await client.connect(transport);
       return { client, transport };
     };
+    const run = (client: Client, code: string) =>
+      client.callTool({ name: "run_javascript", arguments: { code } }) as Promise<CallToolResult>;
     try {
       const first = await connect();
-      await expect(connect()).rejects.toThrow(/503|too many sessions/);
       await first.transport.terminateSession();
       await first.client.close();
-      const second = await connect();
-      expect((await second.client.listTools()).tools.length).toBe(1);
-      await second.client.close();
+      expect(http.liveServers).toBe(0);
+
+      // One holder opens sessions past the cap: the least recently used idle one goes, not the newcomer.
+      const a = await connect();
+      const b = await connect();
+      await run(a.client, "1"); // b is now the least recently used
+      const c = await connect();
+      expect(http.liveServers).toBe(2);
+      expect((await run(a.client, "2")).structuredContent).toMatchObject({ result: 2 });
+      expect((await run(c.client, "3")).structuredContent).toMatchObject({ result: 3 });
+      await expect(run(b.client, "4")).rejects.toThrow(/404|unknown session/);
+
+      // Every session with a call in flight: a further initialize is refused, and nothing stays behind.
+      const slowA = run(a.client, "await new Promise((r) => setTimeout(r, 1500)); 5");
+      const slowC = run(c.client, "await new Promise((r) => setTimeout(r, 1500)); 6");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await expect(connect()).rejects.toThrow(/503|each with a call in flight/);
+      expect(http.liveServers).toBe(2);
+      expect((await slowA).structuredContent).toMatchObject({ result: 5 });
+      expect((await slowC).structuredContent).toMatchObject({ result: 6 });
+      for (const { client } of [a, b, c]) await client.close();
+    } finally {
+      await http.close();
+    }
+    expect(http.liveServers).toBe(0);
+  });
+
+  it("an initialize the transport refuses (406: no text/event-stream in Accept) leaves no server behind", async () => {
+    const http = await startHttpServer(settings, { token: TOKEN });
+    try {
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        const req = request(
+          http.url,
+          {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json",
+              authorization: `Bearer ${TOKEN}`,
+            },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          },
+        );
+        req.once("error", reject);
+        req.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: {
+              protocolVersion: "2025-06-18",
+              capabilities: {},
+              clientInfo: { name: "raw", version: "0" },
+            },
+          }),
+        );
+      });
+      expect(status).toBe(406);
+      expect(http.liveServers).toBe(0);
     } finally {
       await http.close();
     }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { resolveMcpConfig, type SandboxMcpConfig } from "../src/config/mcp-config.js";
@@ -34,7 +34,7 @@ async function connected(
 describe("createSandboxMcpServer", () => {
   it("lists only the enabled tools; tools given in code are callable", async () => {
     const { client, mcp } = await connected(
-      { engine: "vm", enabledTools: ["run_javascript"] },
+      { engine: "vm", allowUnsafeEngines: true, enabledTools: ["run_javascript"] },
       {
         tools: {
           double: {
@@ -57,12 +57,13 @@ describe("createSandboxMcpServer", () => {
           code: "({ big: 5n, map: new Map([[1, 2]]), inf: -Infinity, when: new Date(0), gone: undefined })",
         },
       })) as CallToolResult;
-      // structuredContent is JSON: what JSON cannot carry becomes text.
+      // structuredContent is JSON: what JSON cannot carry is a one-key $-tag.
       expect((values.structuredContent as { result: unknown }).result).toEqual({
-        big: "5n",
-        map: "Map(1) { 1 => 2 }",
-        inf: "-Infinity",
-        when: "1970-01-01T00:00:00.000Z",
+        big: { $bigint: "5" },
+        map: { $map: [[1, 2]] },
+        inf: { $number: "-Infinity" },
+        when: { $date: "1970-01-01T00:00:00.000Z" },
+        gone: { $undefined: true },
       });
     } finally {
       await client.close();
@@ -72,7 +73,11 @@ describe("createSandboxMcpServer", () => {
   });
 
   it("a cwd outside the workspace is an isError result naming the option; nothing runs", async () => {
-    const { client, mcp } = await connected({ engine: "vm", enabledTools: ["run_command"] });
+    const { client, mcp } = await connected({
+      engine: "vm",
+      allowUnsafeEngines: true,
+      enabledTools: ["run_command"],
+    });
     try {
       const result = (await client.callTool({
         name: "run_command",
@@ -96,6 +101,7 @@ describe("createSandboxMcpServer", () => {
     async () => {
       const { client, mcp } = await connected({
         engine: "vm",
+        allowUnsafeEngines: true,
         enabledTools: ["run_command"],
         shell: { network: { allow: ["allowed.test"] } },
       });
@@ -117,4 +123,87 @@ describe("createSandboxMcpServer", () => {
       }
     },
   );
+
+  it("a 2e5-object result is answered within maxOutputBytes, both copies together, saying what was cut", async () => {
+    const { client, mcp } = await connected({
+      engine: "vm",
+      allowUnsafeEngines: true,
+      enabledTools: ["run_javascript"],
+    });
+    try {
+      const result = (await client.callTool({
+        name: "run_javascript",
+        arguments: {
+          code: 'console.log("made"); Array.from({ length: 2e5 }, (_, i) => ({ i, s: "abcdefghij" }))',
+        },
+      })) as CallToolResult;
+      // Under 19 MB before: the value twice, as text and as structuredContent.
+      expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(65_536);
+      const out = result.structuredContent as { result: unknown[] } & Record<string, unknown>;
+      // The text block is the structured content serialised (MCP's advice for tools with an outputSchema).
+      expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(out);
+      const items = out.result;
+      expect(items.slice(0, 2)).toEqual([
+        { i: 0, s: "abcdefghij" },
+        { i: 1, s: "abcdefghij" },
+      ]);
+      expect(items.at(-1)).toEqual({ $cut: `${2e5 - (items.length - 1)} more items` });
+      expect(out).toEqual({
+        success: true,
+        result: items,
+        logs: [{ level: "log", message: "made" }],
+        calls: [],
+        usage: expect.any(Object),
+        truncated: "cut to keep the response within 65536 bytes: the result (see its $cut tags)",
+      });
+    } finally {
+      await client.close();
+      await mcp.close();
+    }
+  });
+
+  it("a client that asks for progress gets run_javascript's log lines as they are written, bounded", async () => {
+    const { client, mcp } = await connected({
+      engine: "vm",
+      allowUnsafeEngines: true,
+      enabledTools: ["run_javascript"],
+    });
+    try {
+      const progress: Progress[] = [];
+      const result = (await client.callTool(
+        {
+          name: "run_javascript",
+          arguments: {
+            code: 'console.log("one"); await new Promise((r) => setTimeout(r, 300)); console.warn("two"); 3',
+          },
+        },
+        undefined,
+        { onprogress: (p) => progress.push(p) },
+      )) as CallToolResult;
+      expect(result.structuredContent).toMatchObject({ success: true, result: 3 });
+      expect(progress).toEqual([
+        { progress: 1, message: "one" },
+        { progress: 2, message: "two" },
+      ]);
+
+      // A thousand lines at once: the first at once, the rest in one notification cut at 4 KiB.
+      const burst: Progress[] = [];
+      await client.callTool(
+        {
+          name: "run_javascript",
+          arguments: { code: 'for (let i = 0; i < 1000; i++) console.log("line " + i)' },
+        },
+        undefined,
+        { onprogress: (p) => burst.push(p) },
+      );
+      expect(burst.length).toBe(2);
+      expect(burst[0]).toEqual({ progress: 1, message: "line 0" });
+      expect(burst[1]?.progress).toBe(1000);
+      expect(burst[1]?.message).toMatch(/^line 1\nline 2\n[\s\S]*\n\[\d+ more lines cut\]$/);
+      expect(Buffer.byteLength(burst[1]?.message ?? "")).toBeLessThan(4096 + 100);
+    } finally {
+      await client.close();
+      await mcp.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { readMcpConfig, resolveMcpConfig, SandboxMcpConfigSchema } from "./mcp-config.js";
+import { checkMcpSettings, readMcpConfig, resolveMcpConfig, SandboxMcpConfigSchema } from "./mcp-config.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "suaveplan-mcp-config-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -23,6 +23,7 @@ describe("resolveMcpConfig", () => {
   it("an empty config gets the defaults: isolate, read-only, network denied, every tool", () => {
     expect(resolveMcpConfig({}, { baseDir: "/etc/cfg", cwd: "/srv/project" })).toEqual({
       engine: "isolate",
+      allowUnsafeEngines: false,
       limits: {
         timeoutMs: 5000,
         maxTimeoutMs: 5000,
@@ -40,6 +41,7 @@ describe("resolveMcpConfig", () => {
         timeoutMs: 30000,
         maxTimeoutMs: 30000,
         maxOutputBytes: 65536,
+        env: { pass: ["PATH", "HOME", "LANG", "TERM", "TMPDIR"], set: {} },
       },
       enabledTools: ["run_javascript", "run_command", "describe_sandbox"],
     });
@@ -66,6 +68,11 @@ describe("resolveMcpConfig", () => {
   it("bad values are SANDBOX_INVALID_CONFIG naming the field and the reason", () => {
     const cases: Array<[unknown, string]> = [
       [{ engine: "docker" }, "engine: Invalid option"],
+      [
+        { engine: "worker" },
+        `engine: "worker" runs the code in the server's process, where one fatal V8 error (out of memory) ends the server and every session; use "isolate" or "spawn", or set "allowUnsafeEngines": true to accept that`,
+      ],
+      [{ shell: { env: { pass: ["A=B"] } } }, "shell.env.pass.0: must be an environment variable name"],
       [{ shell: { mode: "danger-full-access" } }, "shell.mode: Invalid option"],
       [{ shell: { colour: "red" } }, "shell.colour: Unrecognized key"],
       [{ limits: { timeoutMs: -1 } }, "limits.timeoutMs: Too small"],
@@ -82,6 +89,39 @@ describe("resolveMcpConfig", () => {
       expect(error.message.startsWith(`sandbox-mcp config: ${start}`)).toBe(true);
       expect(error.message.endsWith(PAGE)).toBe(true);
     }
+  });
+});
+
+describe("engines and the commands' environment", () => {
+  it("vm and worker need allowUnsafeEngines; isolate and spawn do not", () => {
+    const resolve = (config: unknown) => resolveMcpConfig(config, { baseDir: "/", cwd: "/" });
+    expect(resolve({ engine: "vm", allowUnsafeEngines: true })).toMatchObject({
+      engine: "vm",
+      allowUnsafeEngines: true,
+    });
+    expect(resolve({ engine: "spawn" })).toMatchObject({ engine: "spawn", allowUnsafeEngines: false });
+    // Settings built by hand are checked when a server is made from them.
+    const error = thrown(() => checkMcpSettings({ ...resolve({}), engine: "vm" }));
+    expect(error.message).toMatch(/^sandbox-mcp config: engine: "vm" runs the code in the server's process/);
+  });
+
+  it("shell.env adds names to the allow-list and sets values", () => {
+    expect(
+      resolveMcpConfig(
+        { shell: { env: { pass: ["FOO", "PATH"], set: { BAR: "1" } } } },
+        { baseDir: "/", cwd: "/" },
+      ).shell.env,
+    ).toEqual({ pass: ["PATH", "HOME", "LANG", "TERM", "TMPDIR", "FOO"], set: { BAR: "1" } });
+  });
+
+  it("checkMcpSettings: a shell.workspace that is not a directory names the field and the path", () => {
+    const missing = join(scratch, "missing");
+    const settings = resolveMcpConfig({ shell: { workspace: missing } }, { baseDir: "/", cwd: "/" });
+    expect(thrown(() => checkMcpSettings(settings)).message).toBe(
+      `sandbox-mcp config: shell.workspace: ${missing} does not exist; create it or name an existing directory (commands run there) ${PAGE}`,
+    );
+    // Without run_command nothing runs there, so nothing is checked.
+    expect(() => checkMcpSettings({ ...settings, enabledTools: ["run_javascript"] })).not.toThrow();
   });
 });
 
@@ -102,9 +142,9 @@ describe("readMcpConfig", () => {
   });
 
   it("reads a good file, paths relative to it", () => {
-    writeFileSync(join(scratch, "good.json"), JSON.stringify({ engine: "vm", shell: { workspace: "." } }));
+    writeFileSync(join(scratch, "good.json"), JSON.stringify({ engine: "spawn", shell: { workspace: "." } }));
     const settings = readMcpConfig("good.json", scratch);
-    expect(settings.engine).toBe("vm");
+    expect(settings.engine).toBe("spawn");
     expect(settings.shell.workspace).toBe(scratch);
   });
 });
@@ -116,6 +156,9 @@ describe("SandboxMcpConfigSchema", () => {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "additionalProperties": false,
         "properties": {
+          "allowUnsafeEngines": {
+            "type": "boolean",
+          },
           "enabledTools": {
             "items": {
               "enum": [
@@ -176,6 +219,29 @@ describe("SandboxMcpConfigSchema", () => {
           "shell": {
             "additionalProperties": false,
             "properties": {
+              "env": {
+                "additionalProperties": false,
+                "properties": {
+                  "pass": {
+                    "items": {
+                      "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+                      "type": "string",
+                    },
+                    "type": "array",
+                  },
+                  "set": {
+                    "additionalProperties": {
+                      "type": "string",
+                    },
+                    "propertyNames": {
+                      "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+                      "type": "string",
+                    },
+                    "type": "object",
+                  },
+                },
+                "type": "object",
+              },
               "maxOutputBytes": {
                 "exclusiveMinimum": 0,
                 "maximum": 9007199254740991,

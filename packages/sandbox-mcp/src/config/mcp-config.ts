@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { z } from "zod";
@@ -10,6 +10,7 @@ export const MCP_TOOL_NAMES = ["run_javascript", "run_command", "describe_sandbo
 export type McpToolName = (typeof MCP_TOOL_NAMES)[number];
 
 const positiveInt = z.number().int().positive();
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
 const path = z
   .string()
   .min(1)
@@ -19,52 +20,86 @@ const path = z
  * The config file as written (JSON). Every key is optional; unknown keys are
  * refused. Relative paths are relative to the file's own directory.
  */
-export const SandboxMcpConfigSchema = z.strictObject({
-  /** The engine `run_javascript` uses. Default `"isolate"` (the only security boundary for JavaScript). */
-  engine: z.enum(["vm", "worker", "spawn", "isolate"]).optional(),
-  /** Limits of `run_javascript`. */
-  limits: z
-    .strictObject({
-      /** Default wall-clock limit per execution, in ms (5 000). */
-      timeoutMs: positiveInt.max(2_147_483_647).optional(),
-      /** The largest `timeoutMs` a call may ask for, in ms (default: `timeoutMs`). */
-      maxTimeoutMs: positiveInt.max(2_147_483_647).optional(),
-      /** Heap limit per execution, in MiB (64). */
-      memoryMiB: positiveInt.max(16_384).optional(),
-      /** Cap on captured console output and returned text, in bytes (65 536). */
-      maxOutputBytes: positiveInt.optional(),
-      /** Tool calls one execution may make (the sandbox's default when absent). */
-      maxToolCalls: positiveInt.optional(),
-    })
-    .optional(),
-  /** Executions and commands served at once; later calls wait for a slot (4). */
-  maxConcurrentCalls: positiveInt.max(64).optional(),
-  /** An ES module whose default export is the host tools object (AI SDK `tool()` shape). */
-  tools: path.optional(),
-  /** Policy of `run_command`. */
-  shell: z
-    .strictObject({
-      /** File-effect mode (`"read-only"` default, or `"workspace-write"`); never unconfined. */
-      mode: z.enum(["read-only", "workspace-write"]).optional(),
-      /** Workspace root: commands run there (default: the server's current directory). */
-      workspace: path.optional(),
-      /** Extra writable directories under `workspace-write`. */
-      writableRoots: z.array(path).optional(),
-      /** `"deny"` (default), `"allow"`, or `{ "allow": ["api.example.com", "*.example.org"] }`. */
-      network: z
-        .union([z.enum(["allow", "deny"]), z.strictObject({ allow: z.array(z.string().min(1)).min(1) })])
-        .optional(),
-      /** Default wall-clock limit per command, in ms (30 000). */
-      timeoutMs: positiveInt.max(2_147_483_647).optional(),
-      /** The largest `timeoutMs` a call may ask for, in ms (default: `timeoutMs`). */
-      maxTimeoutMs: positiveInt.max(2_147_483_647).optional(),
-      /** Bytes kept per stream (stdout, stderr), then a truncation sentinel (65 536). */
-      maxOutputBytes: positiveInt.optional(),
-    })
-    .optional(),
-  /** Which MCP tools to expose (default: all three). */
-  enabledTools: z.array(z.enum(MCP_TOOL_NAMES)).min(1).optional(),
-});
+export const SandboxMcpConfigSchema = z
+  .strictObject({
+    /**
+     * The engine `run_javascript` uses. Default `"isolate"` (the only security boundary for JavaScript);
+     * `"vm"` and `"worker"` also need `allowUnsafeEngines: true`.
+     */
+    engine: z.enum(["vm", "worker", "spawn", "isolate"]).optional(),
+    /**
+     * Allow `engine: "vm"` or `"worker"`: guest code then runs in the server's own process, where one
+     * fatal V8 error (out of memory) ends the server and every session. Default false.
+     */
+    allowUnsafeEngines: z.boolean().optional(),
+    /** Limits of `run_javascript`. */
+    limits: z
+      .strictObject({
+        /** Default wall-clock limit per execution, in ms (5 000). */
+        timeoutMs: positiveInt.max(2_147_483_647).optional(),
+        /** The largest `timeoutMs` a call may ask for, in ms (default: `timeoutMs`). */
+        maxTimeoutMs: positiveInt.max(2_147_483_647).optional(),
+        /** Heap limit per execution, in MiB (64). */
+        memoryMiB: positiveInt.max(16_384).optional(),
+        /** Cap on captured console output and returned text, in bytes (65 536). */
+        maxOutputBytes: positiveInt.optional(),
+        /** Tool calls one execution may make (the sandbox's default when absent). */
+        maxToolCalls: positiveInt.optional(),
+      })
+      .optional(),
+    /** Executions and commands served at once; later calls wait for a slot (4). */
+    maxConcurrentCalls: positiveInt.max(64).optional(),
+    /** An ES module whose default export is the host tools object (AI SDK `tool()` shape). */
+    tools: path.optional(),
+    /** Policy of `run_command`. */
+    shell: z
+      .strictObject({
+        /** File-effect mode (`"read-only"` default, or `"workspace-write"`); never unconfined. */
+        mode: z.enum(["read-only", "workspace-write"]).optional(),
+        /** Workspace root: commands run there (default: the server's current directory). */
+        workspace: path.optional(),
+        /** Extra writable directories under `workspace-write`. */
+        writableRoots: z.array(path).optional(),
+        /** `"deny"` (default), `"allow"`, or `{ "allow": ["api.example.com", "*.example.org"] }`. */
+        network: z
+          .union([z.enum(["allow", "deny"]), z.strictObject({ allow: z.array(z.string().min(1)).min(1) })])
+          .optional(),
+        /** Default wall-clock limit per command, in ms (30 000). */
+        timeoutMs: positiveInt.max(2_147_483_647).optional(),
+        /** The largest `timeoutMs` a call may ask for, in ms (default: `timeoutMs`). */
+        maxTimeoutMs: positiveInt.max(2_147_483_647).optional(),
+        /** Bytes kept per stream (stdout, stderr), then a truncation sentinel (65 536). */
+        maxOutputBytes: positiveInt.optional(),
+        /**
+         * Commands' environment: only PATH, HOME, LANG, TERM and TMPDIR pass from the server's
+         * environment, plus the names in `pass`; `set` gives values outright.
+         */
+        env: z
+          .strictObject({
+            /** Further names passed through from the server's environment (when set there). */
+            pass: z.array(envName).optional(),
+            /** Variables set to these values (they win over passed ones). */
+            set: z.record(envName, z.string()).optional(),
+          })
+          .optional(),
+      })
+      .optional(),
+    /** Which MCP tools to expose (default: all three). */
+    enabledTools: z.array(z.enum(MCP_TOOL_NAMES)).min(1).optional(),
+  })
+  .superRefine((config, ctx) => {
+    const engine = config.engine;
+    if ((engine === "vm" || engine === "worker") && config.allowUnsafeEngines !== true) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["engine"],
+        message: `"${engine}" runs the code in the server's process, where one fatal V8 error (out of memory) ends the server and every session; use "isolate" or "spawn", or set "allowUnsafeEngines": true to accept that`,
+      });
+    }
+  });
+
+/** What commands get from the server's environment without `shell.env.pass` naming it. */
+export const SHELL_ENV_PASSED = ["PATH", "HOME", "LANG", "TERM", "TMPDIR"] as const;
 
 /** The config as written. */
 export type SandboxMcpConfig = z.input<typeof SandboxMcpConfigSchema>;
@@ -72,6 +107,8 @@ export type SandboxMcpConfig = z.input<typeof SandboxMcpConfigSchema>;
 /** The config resolved: defaults applied, paths absolute. */
 export interface SandboxMcpSettings {
   engine: "vm" | "worker" | "spawn" | "isolate";
+  /** Whether `vm` and `worker` were allowed (`allowUnsafeEngines`). */
+  allowUnsafeEngines: boolean;
   limits: {
     timeoutMs: number;
     maxTimeoutMs: number;
@@ -91,6 +128,8 @@ export interface SandboxMcpSettings {
     timeoutMs: number;
     maxTimeoutMs: number;
     maxOutputBytes: number;
+    /** Commands' environment: names passed from the server's environment, and values set outright. */
+    env: { pass: string[]; set: Record<string, string> };
   };
   enabledTools: McpToolName[];
 }
@@ -127,6 +166,7 @@ export function resolveMcpConfig(input: unknown, options: ResolveConfigOptions):
   const network = config.shell?.network ?? "deny";
   return {
     engine: config.engine ?? "isolate",
+    allowUnsafeEngines: config.allowUnsafeEngines ?? false,
     limits: {
       timeoutMs,
       maxTimeoutMs,
@@ -144,6 +184,10 @@ export function resolveMcpConfig(input: unknown, options: ResolveConfigOptions):
       timeoutMs: shellTimeoutMs,
       maxTimeoutMs: shellMaxTimeoutMs,
       maxOutputBytes: config.shell?.maxOutputBytes ?? 65_536,
+      env: {
+        pass: [...new Set([...SHELL_ENV_PASSED, ...(config.shell?.env?.pass ?? [])])],
+        set: { ...config.shell?.env?.set },
+      },
     },
     enabledTools: [...new Set(config.enabledTools ?? MCP_TOOL_NAMES)],
   };
@@ -175,6 +219,33 @@ export function readMcpConfig(file: string, cwd: string): SandboxMcpSettings {
     }
     throw error;
   }
+}
+
+/**
+ * Check settings before serving: `vm` and `worker` need `allowUnsafeEngines`, and `shell.workspace`
+ * must be an existing directory when `run_command` is enabled (so a wrong path fails at start-up
+ * instead of on the model's first command).
+ * @throws SandboxError (`SANDBOX_INVALID_CONFIG`) naming the field and the path.
+ */
+export function checkMcpSettings(settings: SandboxMcpSettings): void {
+  if ((settings.engine === "vm" || settings.engine === "worker") && !settings.allowUnsafeEngines) {
+    throw invalid(
+      `engine: "${settings.engine}" runs the code in the server's process, where one fatal V8 error (out of memory) ends the server and every session; use "isolate" or "spawn", or set "allowUnsafeEngines": true to accept that`,
+    );
+  }
+  if (!settings.enabledTools.includes("run_command")) return;
+  const workspace = settings.shell.workspace;
+  let reason: string;
+  try {
+    if (statSync(workspace).isDirectory()) return;
+    reason = "is not a directory";
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    reason = code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? "error"})`;
+  }
+  throw invalid(
+    `shell.workspace: ${workspace} ${reason}; create it or name an existing directory (commands run there)`,
+  );
 }
 
 function invalid(reason: string, cause?: unknown): SandboxError {

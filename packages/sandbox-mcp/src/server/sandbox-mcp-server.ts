@@ -1,29 +1,24 @@
 import { dirname, resolve } from "node:path";
-import { inspect } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { runConfinedBash, sanitisedEnvironment } from "@suaveplan/dsh-bash-sandbox";
+import { runConfinedBash } from "@suaveplan/dsh-bash-sandbox";
 import { type SandboxExecutionPolicy, SandboxPolicyService } from "@suaveplan/dsh-sandbox";
 import { LocalSandboxProvider, PROXY_DENIAL_SIGNATURES } from "@suaveplan/dsh-sandbox-local";
-import {
-  createSandbox,
-  loadToolModule,
-  type Sandbox,
-  type SandboxRunResult,
-  type ToolSet,
-} from "@suaveplan/sandbox";
+import { createSandbox, loadToolModule, type Sandbox, type ToolSet } from "@suaveplan/sandbox";
 import { isSuaveplanError } from "@suaveplan/sandbox-core/error-codes";
 import { z } from "zod";
-import type { McpToolName, SandboxMcpSettings } from "../config/mcp-config.js";
+import { checkMcpSettings, type McpToolName, type SandboxMcpSettings } from "../config/mcp-config.js";
 import { type CallSlots, createCallSlots } from "../internal/call-slots.js";
+import { createLogProgress } from "../internal/log-progress.js";
+import { javascriptResult } from "./javascript-result.js";
 import { VERSION } from "./version.js";
 
 /** Options of {@link createSandboxMcpServer} beyond the settings. */
 export interface SandboxMcpServerOptions {
   /** Host tools given directly (they replace `settings.tools`, the module). */
   tools?: ToolSet;
-  /** The environment commands are sanitised from (default `process.env`). */
+  /** The environment commands take the allow-listed names (`settings.shell.env.pass`) from (default `process.env`). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -38,9 +33,6 @@ export interface SandboxMcpServer extends AsyncDisposable {
   /** Close the connection, end running executions and commands, destroy the sandbox and the provider. Idempotent. */
   close(): Promise<void>;
 }
-
-/** Variables passed through to commands besides the sanitised environment. */
-const PASSED_THROUGH_ENV = ["PATH", "LANG", "TERM"] as const;
 
 const LogSchema = z.object({ level: z.string(), message: z.string() });
 const CallSchema = z.object({
@@ -61,7 +53,12 @@ const UsageSchema = z.object({
 });
 const RunJavascriptOutput = {
   success: z.boolean(),
-  result: z.unknown().optional().describe("The completion value as JSON (BigInt, Map, Set, Date … as text)"),
+  result: z
+    .unknown()
+    .optional()
+    .describe(
+      'The completion value as JSON; what JSON cannot say is a one-key tag ({"$bigint":"5"}, {"$map":[[k, v]]}, {"$date":…}, {"$undefined":true} …), and {"$cut":…} marks what was cut',
+    ),
   error: z
     .object({
       code: z.string(),
@@ -73,6 +70,7 @@ const RunJavascriptOutput = {
   logs: z.array(LogSchema),
   calls: z.array(CallSchema),
   usage: UsageSchema.optional(),
+  truncated: z.string().optional().describe("What was cut to keep the response within the output limit"),
 };
 const OUTCOMES = ["ok", "failed", "denied", "runner-failure", "timeout", "cancelled", "unavailable"] as const;
 const RunCommandOutput = {
@@ -102,12 +100,14 @@ const RunCommandOutput = {
  * `settings.maxConcurrentCalls`; a client's `notifications/cancelled` aborts
  * the execution or kills the command. Guest and command failures are tool
  * results with `isError: true`, never protocol errors.
- * @throws SandboxError (`SANDBOX_INVALID_CONFIG`) when the tools module cannot be loaded or its tools are malformed.
+ * @throws SandboxError (`SANDBOX_INVALID_CONFIG`) when the tools module cannot be loaded or its tools
+ * are malformed, `shell.workspace` is not a directory, or `vm`/`worker` lack `allowUnsafeEngines`.
  */
 export async function createSandboxMcpServer(
   settings: SandboxMcpSettings,
   options: SandboxMcpServerOptions = {},
 ): Promise<SandboxMcpServer> {
+  checkMcpSettings(settings);
   const tools =
     options.tools ??
     (settings.tools === undefined
@@ -183,7 +183,7 @@ function registerRunJavascript(
   const description = [
     `Run a JavaScript (or TypeScript, with language: "typescript") program in a sandbox (engine ${settings.engine}) and return its completion value, console output, host-tool calls and usage.`,
     "The value of the last expression is the result; top-level await works. There is no require, import, process, fs or network.",
-    `Limits: ${settings.limits.timeoutMs} ms by default (at most ${settings.limits.maxTimeoutMs} ms), ${settings.limits.memoryBytes / 1024 / 1024} MiB of heap, ${settings.limits.maxOutputBytes} bytes of output.`,
+    `Limits: ${settings.limits.timeoutMs} ms by default (at most ${settings.limits.maxTimeoutMs} ms), ${settings.limits.memoryBytes / 1024 / 1024} MiB of heap; the whole response (result, logs and calls, as JSON text and as structured content) is kept within ${settings.limits.maxOutputBytes} bytes, and "truncated" says what was cut.`,
     hasTools
       ? `The program can call these host tools with await (TypeScript declarations):\n\`\`\`ts\n${declarations}\n\`\`\``
       : "No host tools are configured.",
@@ -210,6 +210,16 @@ function registerRunJavascript(
     async ({ code, language, timeoutMs }, extra) => {
       const release = await slots.acquire(extra.signal);
       if (release === undefined) return cancelledResult();
+      const progressToken = extra._meta?.progressToken;
+      const progress =
+        progressToken === undefined
+          ? undefined
+          : createLogProgress(({ progress, message }) =>
+              extra.sendNotification({
+                method: "notifications/progress",
+                params: { progressToken, progress, message },
+              }),
+            );
       try {
         const run = await sandbox.execute(
           code,
@@ -218,45 +228,18 @@ function registerRunJavascript(
             language: language ?? "javascript",
             timeout: timeoutMs ?? settings.limits.timeoutMs,
             signal: extra.signal,
+            ...(progress === undefined ? {} : { onLog: (entry) => progress.line(entry.message) }),
           },
         );
-        return javascriptResult(run);
+        // What is waiting goes out before the result: the client drops progress after it.
+        await progress?.finish();
+        return javascriptResult(run, settings.limits.maxOutputBytes);
       } finally {
+        void progress?.finish();
         release();
       }
     },
   );
-}
-
-function javascriptResult(run: SandboxRunResult): CallToolResult {
-  const structured: Record<string, unknown> = {
-    success: run.success,
-    logs: run.logs.map(({ level, message }) => ({ level, message })),
-    calls: run.calls.map((call) => ({
-      tool: call.tool,
-      status: call.status,
-      ...(call.input === undefined ? {} : { input: jsonSafe(call.input) }),
-      ...(call.output === undefined ? {} : { output: jsonSafe(call.output) }),
-      ...(call.error === undefined ? {} : { error: { name: call.error.name, message: call.error.message } }),
-      durationMs: call.durationMs,
-    })),
-    ...(run.usage === undefined ? {} : { usage: { ...run.usage } }),
-  };
-  if (run.success) {
-    if (run.result !== undefined) structured.result = jsonSafe(run.result);
-  } else {
-    structured.error = {
-      code: run.errorCode,
-      message: run.error,
-      ...(run.guestError?.line === undefined ? {} : { line: run.guestError.line }),
-      ...(run.guestError?.column === undefined ? {} : { column: run.guestError.column }),
-    };
-  }
-  return {
-    content: [{ type: "text", text: JSON.stringify(structured, null, 2) }],
-    structuredContent: structured,
-    ...(run.success ? {} : { isError: true }),
-  };
 }
 
 function registerRunCommand(
@@ -269,11 +252,13 @@ function registerRunCommand(
   const { shell } = settings;
   const policies = new SandboxPolicyService({ defaultMode: shell.mode, workspaceRoot: shell.workspace });
   const network = typeof shell.network === "string" ? shell.network : "allow-list";
-  const env = sanitisedEnvironment(hostEnv);
-  for (const name of PASSED_THROUGH_ENV) {
+  // An allow-list, not a deny-list: a secret's name cannot be guessed from a pattern.
+  const env: Record<string, string> = {};
+  for (const name of shell.env.pass) {
     const value = hostEnv[name];
     if (value !== undefined) env[name] = value;
   }
+  Object.assign(env, shell.env.set);
   server.registerTool(
     "run_command",
     {
@@ -438,6 +423,8 @@ function registerDescribeSandbox(
                 abortsRunningCode: capabilities.value.abortsRunningCode,
               }
             : { unavailable: capabilities.reason }),
+          // vm and worker (allowed only by allowUnsafeEngines) run the code in the server's process.
+          sharesServerProcess: settings.engine === "vm" || settings.engine === "worker",
           limits: { ...settings.limits },
           maxConcurrentCalls: settings.maxConcurrentCalls,
         },
@@ -473,20 +460,4 @@ function registerDescribeSandbox(
 
 function cancelledResult(): CallToolResult {
   return { content: [{ type: "text", text: "cancelled before it started" }], isError: true };
-}
-
-/** A JSON rendering of a guest value: BigInt, Map, Set, Date, RegExp, undefined … become text or plain data. */
-function jsonSafe(value: unknown): unknown {
-  try {
-    return JSON.parse(
-      JSON.stringify(value, (_key, v: unknown) => {
-        if (typeof v === "bigint") return `${v}n`;
-        if (v instanceof Map || v instanceof Set || v instanceof RegExp) return inspect(v);
-        if (typeof v === "number" && !Number.isFinite(v)) return String(v);
-        return v;
-      }) ?? "null",
-    );
-  } catch {
-    return inspect(value, { depth: 4 });
-  }
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import type { SandboxMcpSettings } from "../config/mcp-config.js";
+import { checkMcpSettings, type SandboxMcpSettings } from "../config/mcp-config.js";
 import {
   createSandboxMcpServer,
   type SandboxMcpServer,
@@ -17,7 +17,11 @@ export interface HttpServerOptions extends SandboxMcpServerOptions {
   port?: number;
   /** The bearer token every request must carry (`Authorization: Bearer <token>`), at least 16 characters. */
   token: string;
-  /** Sessions open at once (each holds a sandbox and a provider); a further `initialize` gets 503. Default 8. */
+  /**
+   * Sessions open at once (each holds a sandbox and a provider), default 8. A further `initialize`
+   * closes the least recently used session that has no call in flight; only when every session is
+   * busy does it get 503.
+   */
   maxSessions?: number;
   /** A session with no request for this long (ms) is closed, releasing its sandbox. Default 30 minutes. */
   idleTimeoutMs?: number;
@@ -27,6 +31,8 @@ export interface HttpServerOptions extends SandboxMcpServerOptions {
 export interface SandboxMcpHttpServer extends AsyncDisposable {
   /** The endpoint, `http://127.0.0.1:<port>/mcp`. */
   readonly url: string;
+  /** MCP servers alive: one per open session, plus any whose `initialize` is being answered. */
+  readonly liveServers: number;
   /** Close every session (its sandbox and provider) and the listener. Idempotent. */
   close(): Promise<void>;
 }
@@ -37,6 +43,8 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   mcp: SandboxMcpServer;
   idle: NodeJS.Timeout;
+  /** POST requests being answered (a tool call in flight); a session with none may be evicted. */
+  busy: number;
 }
 
 /**
@@ -44,8 +52,11 @@ interface Session {
  * 127.0.0.1 only, at `/mcp`. Every request must carry the bearer `token`
  * (401 otherwise) and a `Host` (and, when present, `Origin`) naming this
  * listener (403 otherwise: DNS rebinding). Each MCP session gets its own
- * server — its own sandbox, provider and `maxConcurrentCalls`.
- * @throws SandboxError (`SANDBOX_INVALID_CONFIG`) for a short token or a bad port.
+ * server — its own sandbox, provider and `maxConcurrentCalls`. Everyone with
+ * the token is one client, so sessions are bounded together: when
+ * `maxSessions` are open, an `initialize` closes the least recently used one
+ * with no call in flight (503 only when every session is busy).
+ * @throws SandboxError (`SANDBOX_INVALID_CONFIG`) for a short token, a bad port or bad settings.
  */
 export async function startHttpServer(
   settings: SandboxMcpSettings,
@@ -70,9 +81,16 @@ export async function startHttpServer(
       "http: idleTimeoutMs must be a positive number of ms",
     );
   }
+  checkMcpSettings(settings);
   const expected = Buffer.from(`Bearer ${token}`);
+  // In order of last use: the first is the least recently used.
   const sessions = new Map<string, Session>();
+  const live = new Set<SandboxMcpServer>();
   let starting = 0;
+  const release = (mcp: SandboxMcpServer): Promise<void> => {
+    live.delete(mcp);
+    return mcp.close();
+  };
   let origins: Set<string> = new Set();
   let hosts: Set<string> = new Set();
 
@@ -81,7 +99,7 @@ export async function startHttpServer(
     if (session === undefined) return;
     sessions.delete(sessionId);
     clearTimeout(session.idle);
-    void session.mcp.close();
+    void release(session.mcp);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -100,34 +118,53 @@ export async function startHttpServer(
       const session = sessions.get(id);
       if (session === undefined) return reply(res, 404, "unknown session");
       session.idle.refresh();
+      sessions.delete(id);
+      sessions.set(id, session);
+      if (req.method === "POST") {
+        session.busy++;
+        res.once("close", () => session.busy--);
+      }
       return session.transport.handleRequest(req, res);
     }
     if (req.method !== "POST") return reply(res, 400, "no session: initialize first");
     const body = await readJson(req);
     if (body === undefined) return reply(res, 400, "the body must be JSON");
     if (!isInitializeRequest(body)) return reply(res, 400, "no session: initialize first");
-    if (sessions.size + starting >= maxSessions) return reply(res, 503, "too many sessions: close one first");
+    if (sessions.size + starting >= maxSessions) {
+      const idle = [...sessions].find(([, session]) => session.busy === 0);
+      if (idle === undefined) return reply(res, 503, "too many sessions, each with a call in flight");
+      end(idle[0]);
+    }
     starting++;
-    const mcp = await createSandboxMcpServer(settings, serverOptions);
+    let mcp: SandboxMcpServer;
+    try {
+      mcp = await createSandboxMcpServer(settings, serverOptions);
+    } catch (error) {
+      starting--;
+      throw error;
+    }
+    live.add(mcp);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
         const idle = setTimeout(() => end(sessionId), idleTimeoutMs);
         idle.unref();
-        sessions.set(sessionId, { transport, mcp, idle });
+        sessions.set(sessionId, { transport, mcp, idle, busy: 0 });
       },
       // A client's DELETE ends its session (and releases its sandbox).
       onsessionclosed: (sessionId) => end(sessionId),
     });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) end(transport.sessionId);
-      void mcp.close();
+      void release(mcp);
     };
     try {
       await mcp.connect(transport);
       await transport.handleRequest(req, res, body);
     } finally {
       starting--;
+      // An initialize the transport refused (406, 400 …) opened no session: its server goes now.
+      if (!sessions.has(transport.sessionId ?? "")) await release(mcp);
     }
   };
 
@@ -154,7 +191,7 @@ export async function startHttpServer(
       const open = [...sessions.values()];
       sessions.clear();
       for (const session of open) clearTimeout(session.idle);
-      await Promise.allSettled(open.map((session) => session.mcp.close()));
+      await Promise.allSettled([...live].map((mcp) => release(mcp)));
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
@@ -162,7 +199,14 @@ export async function startHttpServer(
     })();
     return closing;
   };
-  return { url: `http://127.0.0.1:${actual}/mcp`, close, [Symbol.asyncDispose]: close };
+  return {
+    url: `http://127.0.0.1:${actual}/mcp`,
+    get liveServers() {
+      return live.size;
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }
 
 function reply(res: ServerResponse, status: number, message: string): void {
