@@ -3,8 +3,9 @@
 // commands that never load isolated-vm (`exec`, `probe`, `--version`,
 // `--help`) pay one plain Node start and nothing more:
 // - `--version` prints and exits;
-// - `run`, `bench` and `mcp` (which may load isolated-vm, needing `--no-node-snapshot`
-//   on Node 20+) re-execute at once under that flag, before any import;
+// - `bench` (which measures isolated-vm in this process, needing `--no-node-snapshot`
+//   on Node 20+) re-executes at once under that flag, before any import (`run` and
+//   `mcp` run isolates in the isolate engine's helper process and need no flag);
 // - everything else imports the program and runs in this process.
 import { fileURLToPath } from "node:url";
 import {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { renderJson, renderText } from "@suaveplan/sandbox-core/render";
 import { afterAll, describe, expect, it } from "vitest";
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -20,15 +21,24 @@ interface CliRun {
   exitedAt: number;
 }
 
-function cli(args: string[], input?: string, cwd = repoRoot): Promise<CliRun> {
+function cli(
+  args: string[],
+  input?: string,
+  cwd = repoRoot,
+  env: NodeJS.ProcessEnv = {},
+  killAfterMs = 60_000,
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [bin, ...args], {
       cwd,
       // The CLI's probe cache goes to the scratch directory, never the user's home.
-      env: { ...process.env, XDG_CACHE_HOME: join(scratch, "cache") },
+      env: { ...process.env, XDG_CACHE_HOME: join(scratch, "cache"), ...env },
       stdio: ["pipe", "pipe", "pipe"],
     });
+    // A CLI that never ends fails its test (code null) instead of hanging the suite.
+    const killer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+    child.once("close", () => clearTimeout(killer));
     const run: CliRun = { code: null, stdout: "", stderr: "", stdoutTimes: [], exitedAt: 0 };
     child.stdout.on("data", (d: Buffer) => {
       run.stdout += d.toString();
@@ -44,6 +54,70 @@ function cli(args: string[], input?: string, cwd = repoRoot): Promise<CliRun> {
       resolve(run);
     });
     child.stdin.end(input ?? "");
+  });
+}
+
+const ENGINES = ["vm", "worker", "spawn", "isolate"] as const;
+const fixtures = join(packageDir, "test", "fixtures");
+
+/** Whether any process is left in process group `pgid`, after up to 2 s for the last ones to be reaped. */
+async function groupLeft(pgid: number): Promise<boolean> {
+  for (let tries = 0; tries < 20; tries++) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return false;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return true;
+}
+
+interface GroupRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** From the SIGINT (or the start, when none was sent) to the exit, in ms. */
+  ms: number;
+  /** Whether a process of the group outlived its leader. */
+  left: boolean;
+}
+
+/**
+ * Spawn `command` as the leader of its own process group, as a terminal's
+ * foreground job; when `interruptOn` appears on its stderr, send SIGINT to the
+ * whole group 200 ms later, as Ctrl-C does. Killed after 60 s.
+ */
+function groupRun(command: string, args: string[], interruptOn?: string): Promise<GroupRun> {
+  return new Promise((resolve, reject) => {
+    let started = performance.now();
+    const child = spawn(command, args, { cwd: repoRoot, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const pgid = child.pid as number;
+    const run = { stdout: "", stderr: "" };
+    let sent = false;
+    child.stdout.on("data", (d: Buffer) => {
+      run.stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      run.stderr += d.toString();
+      if (interruptOn !== undefined && !sent && run.stderr.includes(interruptOn)) {
+        sent = true;
+        setTimeout(() => {
+          started = performance.now();
+          process.kill(-pgid, "SIGINT");
+        }, 200);
+      }
+    });
+    const killer = setTimeout(() => process.kill(-pgid, "SIGKILL"), 60_000);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(killer);
+      const ms = performance.now() - started;
+      void groupLeft(pgid).then((left) => {
+        if (left) process.kill(-pgid, "SIGKILL");
+        resolve({ code, ...run, ms, left });
+      });
+    });
   });
 }
 
@@ -165,7 +239,7 @@ describe("suaveplan-sandbox run", () => {
     expect(run.code).toBe(1);
     expect(run.stdout.split("\n").slice(1)).toEqual([
       expect.stringMatching(
-        /^✘ vm: SANDBOX_TYPECHECK_FAILED: TypeScript found 1 error, nothing ran: line 3, column 7: Type 'number' is not assignable to type 'string'\. \(TS2322\) \(\d+\.\d ms\)$/,
+        /^✘ isolate: SANDBOX_TYPECHECK_FAILED: TypeScript found 1 error, nothing ran: line 3, column 7: Type 'number' is not assignable to type 'string'\. \(TS2322\) \(\d+\.\d ms\)$/,
       ),
       "  3:7  TS2322  Type 'number' is not assignable to type 'string'.",
       "",
@@ -237,8 +311,8 @@ describe("suaveplan-sandbox run", () => {
   it("runs the example under every engine with a line per engine", async () => {
     const run = await cli(["run", "examples/agent-snippet.js", "--engine", "all"]);
     expect(run.code).toBe(0);
-    for (const engine of ["vm", "worker", "spawn", "isolate"]) {
-      expect(run.stdout).toMatch(new RegExp(`✔ ${engine}: \\{"orders":5,"revenue":1111.75`));
+    for (const engine of ENGINES) {
+      expect(run.stdout).toMatch(new RegExp(`✔ ${engine}: \\{\n  orders: 5,\n  revenue: 1111.75,`));
       expect(run.stdout).toMatch(new RegExp(`^${engine}\\s+ok\\s`, "m"));
     }
     expect(run.stdout).toContain("NOT a security boundary");
@@ -258,6 +332,158 @@ describe("suaveplan-sandbox run", () => {
     const first = run.stdoutTimes.find((c) => c.text.includes("first"));
     expect(first).toBeDefined();
     expect(run.exitedAt - (first?.at ?? run.exitedAt)).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("output into a closed pipe (| head -2) ends at once with 141 on every engine, leaving no process", async () => {
+    const code = "for (let i = 0; i < 300; i++) console.log('line', i)";
+    const runs = await Promise.all(
+      ENGINES.map((engine) =>
+        groupRun("bash", [
+          "-c",
+          `set -o pipefail; "${process.execPath}" "${bin}" run --engine ${engine} -e "${code}" | head -2`,
+        ]),
+      ),
+    );
+    expect(
+      runs.map((run) => ({
+        code: run.code,
+        stdout: run.stdout.split("\n").slice(1),
+        stderr: run.stderr,
+        prompt: run.ms < 20_000,
+        left: run.left,
+      })),
+    ).toEqual(
+      ENGINES.map(() => ({ code: 141, stdout: ["line 0", ""], stderr: "", prompt: true, left: false })),
+    );
+  });
+
+  it("Ctrl-C stops busy guest code at once with 130 on every engine, leaving no process", async () => {
+    const runs = await Promise.all(
+      ENGINES.map((engine) =>
+        groupRun(
+          process.execPath,
+          [
+            ...[bin, "run", "--engine", engine, "--timeout", "60000"],
+            ...["--tools", join(fixtures, "ready-tool.mjs"), "-e", "await tools.ready({}); while (true) {}"],
+          ],
+          "guest running\n",
+        ),
+      ),
+    );
+    expect(
+      runs.map((run) => ({ code: run.code, stderr: run.stderr, prompt: run.ms < 15_000, left: run.left })),
+    ).toEqual(
+      ENGINES.map(() => ({
+        code: 130,
+        stderr: "guest running\nsuaveplan-sandbox: interrupted by SIGINT\n",
+        prompt: true,
+        left: false,
+      })),
+    );
+  });
+
+  it("prints results in util.inspect's notation and --json as valid JSON with $-tags, on every engine", async () => {
+    let dag: unknown = ["x"];
+    for (let i = 0; i < 40; i++) dag = [dag, dag]; // 41 arrays, 2^40 paths: JSON.stringify never ends
+    const table: Array<[code: string, text: string, json: unknown]> = [
+      ["1n", "1n", { $bigint: "1" }],
+      ["new Map([[1, 2]])", "Map(1) { 1 => 2 }", { $map: [[1, 2]] }],
+      ["new Set(['a'])", "Set(1) { 'a' }", { $set: ["a"] }],
+      ["new Error('x')", "[Error: x]", { $error: { name: "Error", message: "x" } }],
+      ["NaN", "NaN", { $number: "NaN" }],
+      [
+        "let a = ['x']; for (let i = 0; i < 40; i++) a = [a, a]; a",
+        renderText(dag).text,
+        renderJson(dag).json,
+      ],
+    ];
+    const run = (json: boolean) =>
+      Promise.all(
+        table.map(([code]) =>
+          cli(
+            ["run", "--engine", "all", "-e", code, ...(json ? ["--json"] : [])],
+            undefined,
+            repoRoot,
+            {},
+            30_000,
+          ),
+        ),
+      );
+    const texts = await run(false);
+    const jsons = await run(true);
+    const printed = (stdout: string) =>
+      Object.fromEntries(
+        [...stdout.matchAll(/^✔ (\w+): ([\s\S]*?) \(\d+\.\d ms\)$/gm)].map((m) => [m[1], m[2]]),
+      );
+    const cells = (stdout: string) =>
+      Object.fromEntries(
+        [...stdout.matchAll(/^(\w+) +ok +[\d.]+ ms +\d+ +(.*)$/gm)].map((m) => [m[1], m[2]]),
+      );
+    const values = (stdout: string) =>
+      Object.fromEntries(
+        (JSON.parse(stdout) as Array<{ engine: string; result: unknown }>).map((r) => [r.engine, r.result]),
+      );
+    const perEngine = (value: unknown) => Object.fromEntries(ENGINES.map((engine) => [engine, value]));
+    expect(
+      table.map(([code], i) => ({
+        code,
+        exit: [texts[i]?.code, jsons[i]?.code],
+        printed: printed(texts[i]?.stdout ?? ""),
+        cell: cells(texts[i]?.stdout ?? ""),
+        json: values(jsons[i]?.stdout ?? "[]"),
+      })),
+    ).toEqual(
+      table.map(([code, text, json]) => ({
+        code,
+        exit: [0, 0],
+        printed: perEngine(text),
+        cell: perEngine(
+          text
+            .replace(/\s*\n\s*/g, " ")
+            .slice(0, 60)
+            .trimEnd(),
+        ),
+        json: perEngine(json),
+      })),
+    );
+  }, 120_000);
+
+  it("runs on isolate unless --engine says otherwise; without isolated-vm that is a usage error naming the way on", async () => {
+    const hidden = { NODE_OPTIONS: `--require ${join(fixtures, "hide-isolated-vm.cjs")}` };
+    const [plain, missing, explicit] = await Promise.all([
+      cli(["run", "-e", "6 * 7"]),
+      cli(["run", "-e", "6 * 7"], undefined, repoRoot, hidden),
+      cli(["run", "-e", "6 * 7", "--engine", "vm"], undefined, repoRoot, hidden),
+    ]);
+    expect(
+      plain.stdout
+        .replace(/\(\d+\.\d ms\)/, "(<n> ms)")
+        .split("\n")
+        .slice(1),
+    ).toEqual(["✔ isolate: 42 (<n> ms)", ""]);
+    expect(plain.stdout).toMatch(/^── isolate: V8 isolate \(isolated-vm\)/);
+    const major =
+      Number.parseInt(process.versions.node, 10) < 22
+        ? 5
+        : Number.parseInt(process.versions.node, 10) < 24
+          ? 6
+          : 7;
+    expect({ code: missing.code, stdout: missing.stdout, stderr: missing.stderr }).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: [
+        "error: run uses the isolate engine unless --engine says otherwise (a V8 isolate is the only JavaScript security boundary here), and its package isolated-vm is not installed.",
+        `Install it with \`npm i -g isolated-vm@${major}\` (the CLI installed globally; \`npm i isolated-vm@${major}\` in a project; the newest major for Node ${process.versions.node.split(".")[0]}, a native addon), or choose another engine:`,
+        "  --engine spawn   a child Node process under Node's permission model (a security boundary only when the OS also confines it)",
+        "  --engine worker  a worker thread with its own heap and memory limit (NOT a security boundary)",
+        "  --engine vm      a node:vm context in the CLI's own process (NOT a security boundary: for code you trust)",
+        "",
+      ].join("\n"),
+    });
+    expect({ code: explicit.code, line: explicit.stdout.split("\n")[1] }).toEqual({
+      code: 0,
+      line: expect.stringMatching(/^✔ vm: 42 \(\d+\.\d ms\)$/),
+    });
   });
 
   it("has --help for every command", async () => {

@@ -1,4 +1,4 @@
-import { onStop, type StopReason } from "./process-stop.js";
+import { onStop, type StopReason, stopReason } from "./process-stop.js";
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -19,7 +19,10 @@ export interface CliIo {
 /** The real process streams. */
 export function processIo(): CliIo {
   return {
-    stdout: (text) => process.stdout.write(text),
+    // Once the reader of standard output is gone, what is left to print goes nowhere.
+    stdout: (text) => {
+      if (stopReason() !== "EPIPE") process.stdout.write(text);
+    },
     stderr: (text) => process.stderr.write(text),
     readStdin: async () => {
       const chunks: Buffer[] = [];

@@ -3,8 +3,14 @@ import { constants } from "node:os";
 
 const FLAG = "--no-node-snapshot";
 
-/** Subcommands that may load isolated-vm, which needs Node's start-up snapshot off on Node 20+. */
-export const SUBCOMMANDS_NEEDING_NO_SNAPSHOT: ReadonlySet<string> = new Set(["run", "bench", "mcp"]);
+/**
+ * Subcommands that load isolated-vm in this process, which needs Node's
+ * start-up snapshot off on Node 20+: only `bench`, which measures raw
+ * in-process isolated-vm. `run` and `mcp` leave isolates to the isolate
+ * engine's helper process, so they run in the first process, and a Ctrl-C or
+ * a closed pipe reaches the process that owns the runs.
+ */
+export const SUBCOMMANDS_NEEDING_NO_SNAPSHOT: ReadonlySet<string> = new Set(["bench"]);
 
 /**
  * isolated-vm needs Node's startup snapshot off on Node 20+. True when this

@@ -8,6 +8,9 @@ export const STOP_EXIT_CODES: Readonly<Record<StopReason, number>> = Object.free
   EPIPE: 141,
 });
 
+/** How long a stopped command may take to wind down before the CLI exits anyway, in ms. */
+export const STOP_GRACE_MS = 3_000;
+
 const handlers = new Set<(reason: StopReason) => void>();
 let stopping: StopReason | undefined;
 
@@ -15,8 +18,8 @@ let stopping: StopReason | undefined;
  * Register `handler` to run when the CLI is interrupted (SIGINT, SIGTERM) or
  * its stdout/stderr reaches a closed pipe (EPIPE); returns the unregister
  * function. With a handler registered the CLI waits for the command to wind
- * down (the handler kills it); a second signal, or a stop with no handler,
- * exits at once with {@link STOP_EXIT_CODES}.
+ * down (the handler kills it), for {@link STOP_GRACE_MS} at most; a second
+ * signal, or a stop with no handler, exits at once with {@link STOP_EXIT_CODES}.
  */
 export function onStop(handler: (reason: StopReason) => void): () => void {
   handlers.add(handler);
@@ -36,6 +39,8 @@ function stop(reason: StopReason): void {
     process.exit(STOP_EXIT_CODES[stopping ?? reason]);
   }
   stopping = reason;
+  // The handlers end what the command started; should that hang, the CLI still ends.
+  setTimeout(() => process.exit(STOP_EXIT_CODES[reason]), STOP_GRACE_MS).unref();
   for (const handler of handlers) handler(reason);
 }
 

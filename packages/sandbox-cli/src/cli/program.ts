@@ -77,7 +77,10 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
       false,
     )
     .addOption(
-      new Option("--engine <name>", "vm | worker | spawn | isolate, a comma list, or all").default("vm"),
+      new Option(
+        "--engine <name>",
+        "isolate | spawn | worker | vm, a comma list, or all (isolate, the default, needs isolated-vm)",
+      ).default("isolate"),
     )
     .option("--timeout <ms>", "wall-clock limit per execution in ms", positiveInt("--timeout"))
     .option("--memory <MiB>", "heap limit per execution in MiB (not enforced by vm)", positiveInt("--memory"))
@@ -88,10 +91,12 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .option("--json", "print the SandboxResult (with calls and usage) as JSON (no streaming)", false)
     .addHelpText(
       "after",
-      "\nExit codes: 0 success, 1 the code failed, 2 usage error, 3 timeout or memory limit.\n" +
-        "Security: vm and worker are NOT security boundaries; isolate is; spawn is one only when confined.\n",
+      "\nExit codes: 0 success, 1 the code failed, 2 usage error, 3 timeout or memory limit;\n" +
+        "130 SIGINT, 141 closed output pipe, 143 SIGTERM (the running code is stopped first).\n" +
+        "Security: isolate is a security boundary (hence the default); spawn is one only when the OS also\n" +
+        "confines it; worker and vm are NOT: use them for code you trust.\n",
     )
-    .action(async (file: string | undefined, opts) => {
+    .action(async (file: string | undefined, opts, command: Command) => {
       const { loadTools, parseEngines, printDeclarations, runCommand } = await import(
         "../run-command/run-command.js"
       );
@@ -110,6 +115,7 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
           {
             ...(tools === undefined ? {} : { tools }),
             engines: parseEngines(opts.engine as string),
+            defaultEngine: command.getOptionValueSource("engine") === "default",
             ...(opts.timeout === undefined ? {} : { timeoutMs: opts.timeout as number }),
             ...(opts.memory === undefined ? {} : { memoryBytes: (opts.memory as number) * 1024 * 1024 }),
             ...(opts.maxOutput === undefined ? {} : { maxOutputBytes: opts.maxOutput as number }),

@@ -8,6 +8,7 @@ import {
   toolDeclarations,
 } from "@suaveplan/sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { renderJson, renderText } from "@suaveplan/sandbox-core/render";
 import {
   ENGINE_NAMES,
   type EngineName,
@@ -17,7 +18,9 @@ import {
 } from "@suaveplan/sandbox-core/types";
 import type { CliIo } from "../cli/cli-io.js";
 import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
+import { STOP_EXIT_CODES, type StopReason } from "../cli/process-stop.js";
 import { UsageError } from "../cli/usage-error.js";
+import { isolatedVmInstalled, missingIsolatedVmMessage } from "./isolated-vm-installed.js";
 
 /** Where the code comes from: a file, an inline string, or standard input. */
 export type RunSource = { kind: "file"; path: string } | { kind: "inline"; code: string } | { kind: "stdin" };
@@ -26,6 +29,8 @@ export type RunSource = { kind: "file"; path: string } | { kind: "inline"; code:
 export interface RunOptions {
   /** Engines to run, in order. */
   engines: EngineName[];
+  /** True when `--engine` was not given: the default, isolate, needs isolated-vm installed. */
+  defaultEngine?: boolean;
   timeoutMs?: number;
   memoryBytes?: number;
   maxOutputBytes?: number;
@@ -58,21 +63,46 @@ export function printDeclarations(tools: ToolSet | undefined, io: CliIo): ExitCo
   return EXIT_CODES.ok;
 }
 
-/** Run the code under each selected engine; the exit code is the worst outcome. */
-export async function runCommand(source: RunSource, options: RunOptions, io: CliIo): Promise<ExitCode> {
+/**
+ * Run the code under each selected engine; the exit code is the worst outcome,
+ * or {@link STOP_EXIT_CODES}' code when a signal or a closed output pipe
+ * stopped the CLI: the running execution is cancelled, its sandbox destroyed
+ * (worker, child or helper process ended) and nothing more is printed.
+ */
+export async function runCommand(source: RunSource, options: RunOptions, io: CliIo): Promise<number> {
+  if (options.defaultEngine === true && !isolatedVmInstalled())
+    throw new UsageError(missingIsolatedVmMessage());
   const code = await readSource(source, io);
+  const cancel = new AbortController();
+  let stopped: StopReason | undefined;
+  const unregister = io.onStop?.((reason) => {
+    stopped ??= reason;
+    cancel.abort();
+  });
   const results: Array<{ engine: EngineName; result: SandboxResult }> = [];
-  for (const engine of options.engines) {
-    const result = options.json
-      ? await runQuiet(engine, code, options)
-      : await runStreaming(engine, code, options, io);
-    results.push({ engine, result });
+  try {
+    for (const engine of options.engines) {
+      const result = options.json
+        ? await runQuiet(engine, code, options, cancel.signal)
+        : await runStreaming(engine, code, options, io, cancel.signal, () => stopped === undefined);
+      // On vm, node hands a Ctrl-C to the running guest code (breakOnSigint), which ends the run
+      // cancelled without the CLI's SIGINT listener seeing it; nothing else cancels a CLI run.
+      if (stopped === undefined && result.errorCode === SANDBOX_CODES.CANCELLED) stopped = "SIGINT";
+      if (stopped !== undefined) break;
+      results.push({ engine, result });
+    }
+  } finally {
+    unregister?.();
+  }
+  if (stopped !== undefined) {
+    if (stopped !== "EPIPE") io.stderr(`suaveplan-sandbox: interrupted by ${stopped}\n`);
+    return STOP_EXIT_CODES[stopped];
   }
   if (options.json) {
     const payload =
       results.length === 1
-        ? results[0]?.result
-        : results.map(({ engine, result }) => ({ engine, ...result }));
+        ? jsonResult(results[0]?.result)
+        : results.map(({ engine, result }) => ({ engine, ...jsonResult(result) }));
     io.stdout(`${JSON.stringify(payload, null, 2)}\n`);
   } else if (results.length > 1) {
     io.stdout(summaryTable(results));
@@ -117,6 +147,8 @@ function sandboxFor(engine: EngineName, options: RunOptions) {
       ...(options.tools === undefined ? {} : { tools: options.tools }),
       ...(options.language === undefined ? {} : { language: options.language }),
       ...(options.typecheck === true ? { typecheck: true } : {}),
+      // A Ctrl-C stops vm's synchronous guest code too (it runs on the CLI's own thread).
+      ...(engine === "vm" ? { engineOptions: { breakOnSigint: true } } : {}),
     });
   } catch (error) {
     if (error instanceof SandboxError) throw new UsageError(error.message);
@@ -124,10 +156,15 @@ function sandboxFor(engine: EngineName, options: RunOptions) {
   }
 }
 
-async function runQuiet(engine: EngineName, code: string, options: RunOptions): Promise<SandboxRunResult> {
+async function runQuiet(
+  engine: EngineName,
+  code: string,
+  options: RunOptions,
+  signal: AbortSignal,
+): Promise<SandboxRunResult> {
   await using sandbox = sandboxFor(engine, options);
   // `return await`: the sandbox must outlive the execution it is disposed after.
-  return await sandbox.execute(code, options.context);
+  return await sandbox.execute(code, options.context, { signal });
 }
 
 async function runStreaming(
@@ -135,17 +172,19 @@ async function runStreaming(
   code: string,
   options: RunOptions,
   io: CliIo,
+  signal: AbortSignal,
+  printing: () => boolean,
 ): Promise<SandboxResult> {
   await using sandbox = sandboxFor(engine, options);
   const capabilities = await sandbox.getCapabilities();
   io.stdout(`── ${engine}: ${capabilities.tier}\n`);
   let result: SandboxResult | undefined;
-  for await (const chunk of sandbox.executeStream(code, options.context)) {
+  for await (const chunk of sandbox.executeStream(code, options.context, { signal })) {
     if (chunk.type === "log") io.stdout(formatLog({ level: chunk.level ?? "log", message: chunk.data }));
     else if (chunk.type === "complete") result = chunk.data;
   }
   if (!result) throw new Error("executeStream ended without a result");
-  io.stdout(formatResult(engine, result));
+  if (printing() && result.errorCode !== SANDBOX_CODES.CANCELLED) io.stdout(formatResult(engine, result));
   return result;
 }
 
@@ -170,10 +209,35 @@ function formatResult(engine: EngineName, result: SandboxResult): string {
   return `✘ ${engine}: ${code}: ${message} (${ms})\n${diagnostics.join("")}`;
 }
 
+/**
+ * A result for `--json`: the guest's values (the result, tool inputs and
+ * outputs) through the bounded renderer, so BigInt, NaN, Map, Error and huge
+ * or shared graphs stay valid, bounded JSON (`{"$bigint":"1"}`, …; see
+ * sandbox-core's README, "Rendering values"). The rest is the host's own data.
+ */
+function jsonResult(
+  result: SandboxResult | SandboxRunResult | undefined,
+): Record<string, unknown> | undefined {
+  if (result === undefined) return undefined;
+  const calls = "calls" in result ? result.calls : undefined;
+  return {
+    ...result,
+    ...(result.success ? { result: renderJson(result.result).json } : {}),
+    ...(calls === undefined
+      ? {}
+      : {
+          calls: calls.map((call) => ({
+            ...call,
+            ...(call.input === undefined ? {} : { input: renderJson(call.input).json }),
+            ...(call.output === undefined ? {} : { output: renderJson(call.output).json }),
+          })),
+        }),
+  };
+}
+
+/** A guest value as text, in util.inspect's notation and within the renderer's budgets. */
 function preview(value: unknown): string {
-  if (value === undefined) return "undefined";
-  const text = JSON.stringify(value);
-  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+  return renderText(value).text;
 }
 
 function summaryTable(results: Array<{ engine: EngineName; result: SandboxResult }>): string {
@@ -182,7 +246,8 @@ function summaryTable(results: Array<{ engine: EngineName; result: SandboxResult
     result.success ? "ok" : (result.errorCode ?? "failed"),
     `${result.duration.toFixed(1)} ms`,
     String(result.logs.length),
-    result.success ? preview(result.result) : (result.error ?? ""),
+    // One line per row: the preview's line breaks become spaces (the cell is cut at 60 characters anyway).
+    result.success ? preview(result.result).replace(/\s*\n\s*/g, " ") : (result.error ?? ""),
   ]);
   const header = ["engine", "outcome", "duration", "logs", "result"];
   const widths = header.map((h, i) =>
