@@ -31,7 +31,11 @@ let transport: StdioClientTransport;
 let serverPid: number | null;
 let stderr = "";
 
-function call(name: string, args: Record<string, unknown>, options?: { signal?: AbortSignal }) {
+function call(
+  name: string,
+  args: Record<string, unknown>,
+  options?: { signal?: AbortSignal; timeout?: number },
+) {
   return client.callTool({ name, arguments: args }, undefined, options) as Promise<CallToolResult>;
 }
 
@@ -58,6 +62,7 @@ beforeAll(async () => {
         network: "deny",
         timeoutMs: 10000,
         maxOutputBytes: 1000,
+        env: { pass: ["FOO"], set: { BAR: "set" } },
       },
     }),
   );
@@ -65,7 +70,17 @@ beforeAll(async () => {
     command: process.execPath,
     args: [bin, "mcp", "--config", config],
     // The probe cache (if any) and temp areas stay in the scratch directory.
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", XDG_CACHE_HOME: join(scratch, "cache") },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: scratch,
+      TERM: "dumb",
+      XDG_CACHE_HOME: join(scratch, "cache"),
+      FOO: "passed",
+      // Secrets a deny-list of names let through before: commands must not see them.
+      GITHUB_PAT: "ghp_secret",
+      STRIPE_SK: "sk_live_secret",
+      SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T0/B0/secret",
+    },
     stderr: "pipe",
   });
   transport.stderr?.on("data", (chunk: Buffer) => {
@@ -110,6 +125,7 @@ describe("suaveplan-sandbox mcp over stdio", () => {
       "logs",
       "calls",
       "usage",
+      "truncated",
     ]);
     const runCommand = tools.find((tool) => tool.name === "run_command");
     expect(runCommand?.inputSchema.required).toEqual(["command"]);
@@ -216,6 +232,48 @@ describe("suaveplan-sandbox mcp over stdio", () => {
     expect(out.stdout).toBe(`${"a".repeat(1000)}[output truncated at 1000 bytes]`);
   });
 
+  it("a command's environment is the allow-list (PATH, HOME, LANG, TERM, TMPDIR, shell.env), no secrets", async () => {
+    const out = structured(await call("run_command", { command: "env | sort" }));
+    // The sandbox adds its private temp directory under workspace-write.
+    const lines = String(out.stdout).replace(/^TMPDIR=\/tmp\/suaveplan-sbx-\w+$/m, "TMPDIR=(private)");
+    expect(lines).toBe(
+      [
+        "BAR=set",
+        "FOO=passed",
+        `HOME=${scratch}`,
+        `PATH=${process.env.PATH ?? "/usr/bin:/bin"}`,
+        `PWD=${workspace}`,
+        "SHLVL=1",
+        "TERM=dumb",
+        "TMPDIR=(private)",
+        "_=/usr/bin/env",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("a DAG with 2^40 paths is answered promptly and bounded, and so is another call sent with it", async () => {
+    const started = Date.now();
+    const [dag, other] = await Promise.all([
+      call(
+        "run_javascript",
+        { code: "let a = ['x']; for (let i = 0; i < 40; i++) a = [a, a]; a" },
+        { timeout: 15_000 },
+      ),
+      call("run_javascript", { code: "1 + 1" }, { timeout: 15_000 }),
+    ]);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(structured(other).result).toBe(2);
+    expect(Buffer.byteLength(JSON.stringify(dag))).toBeLessThanOrEqual(65_536);
+    // Cut at depth 16: 2^16 leaves would not fit, so the node budget cuts too.
+    let leaf = structured(dag).result;
+    for (let depth = 0; depth < 16; depth++) leaf = (leaf as unknown[])[0];
+    expect(leaf).toEqual({ $cut: "Array nested deeper than 16" });
+    expect(structured(dag).truncated).toBe(
+      "cut to keep the response within 65536 bytes: the result (see its $cut tags)",
+    );
+  });
+
   it("a command past its timeout is killed: outcome timeout", async () => {
     const result = await call("run_command", { command: "sleep 5; echo late", timeoutMs: 300 });
     expect(result.isError).toBe(true);
@@ -256,6 +314,7 @@ describe("suaveplan-sandbox mcp over stdio", () => {
       securityBoundary: true,
       enforcesMemoryLimit: true,
       abortsRunningCode: true,
+      sharesServerProcess: false,
       limits: { timeoutMs: 3000, maxTimeoutMs: 10000, memoryBytes: 32 * 1024 * 1024, maxOutputBytes: 65536 },
       maxConcurrentCalls: 4,
     });
@@ -327,6 +386,19 @@ describe("suaveplan-sandbox mcp over stdio", () => {
       stderr.split("\n").filter((line) => line !== "" && !/^\(node:\d+\) |^\(Use `node --trace/.test(line)),
     ).toEqual([]);
   });
+
+  it("a fatal out-of-memory in the code is a coded failure; the server lives on and answers the next call", async () => {
+    // 2 GiB of doubles: V8 aborts the process the isolate lives in (before: the server, every session with it).
+    const oom = await call(
+      "run_javascript",
+      { code: "new Array(2 ** 28).fill(1.5).length", timeoutMs: 10000 },
+      { timeout: 25_000 },
+    );
+    expect(oom.isError).toBe(true);
+    expect(structured(oom)).toMatchObject({ success: false, error: { code: "SANDBOX_ENGINE_CRASHED" } });
+    expect(structured(await call("run_javascript", { code: "1 + 1" })).result).toBe(2);
+    expect(transport.pid).toBe(serverPid);
+  });
 });
 
 function runMcp(
@@ -365,6 +437,27 @@ describe("suaveplan-sandbox mcp start and end", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(
       /^error: --config: sandbox-mcp config: bad\.json: shell\.mode: Invalid option: expected one of "read-only"\|"workspace-write" \(SANDBOX_INVALID_CONFIG\)/,
+    );
+  });
+});
+
+describe("suaveplan-sandbox mcp start-up checks", () => {
+  it("a shell.workspace that does not exist fails at start-up (exit 2), naming the field and the path", async () => {
+    writeFileSync(join(scratch, "no-ws.json"), JSON.stringify({ shell: { workspace: "./no-such-dir" } }));
+    const run = await runMcp(["--config", "no-ws.json"], "");
+    expect(run).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `error: --config: sandbox-mcp config: shell.workspace: ${join(scratch, "no-such-dir")} does not exist; create it or name an existing directory (commands run there) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md\n`,
+    });
+  });
+
+  it("engine vm without allowUnsafeEngines is a usage error (exit 2) naming the field and the fix", async () => {
+    writeFileSync(join(scratch, "vm.json"), JSON.stringify({ engine: "vm" }));
+    const run = await runMcp(["--config", "vm.json"], "");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /^error: --config: sandbox-mcp config: vm\.json: engine: "vm" runs the code in the server's process, where one fatal V8 error \(out of memory\) ends the server and every session; use "isolate" or "spawn", or set "allowUnsafeEngines": true to accept that \(SANDBOX_INVALID_CONFIG\)/,
     );
   });
 });

@@ -1,5 +1,6 @@
 import { isSuaveplanError } from "@suaveplan/sandbox-core/error-codes";
 import {
+  checkMcpSettings,
   readMcpConfig,
   resolveMcpConfig,
   type SandboxMcpSettings,
@@ -33,6 +34,8 @@ export async function mcpCommand(options: McpOptions, io: CliIo): Promise<ExitCo
       options.config === undefined
         ? resolveMcpConfig({}, { baseDir: io.cwd, cwd: io.cwd })
         : readMcpConfig(options.config, io.cwd);
+    // What the settings name must exist now, not when the model first runs a command.
+    checkMcpSettings(settings);
   } catch (error) {
     if (isSuaveplanError(error)) throw new UsageError(`--config: ${error.message}`);
     throw error;
