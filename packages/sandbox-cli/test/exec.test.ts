@@ -172,9 +172,11 @@ describe("exec environment, writes and reads", () => {
     expect(run.stdout).toBe("/home/agent|agent|C.UTF-8|xterm-256color|set|bar=baz|kept|ghp|unset|");
   });
 
-  it("--allow-write adds a writable directory and --deny-read hides a file", async () => {
+  it("--allow-write adds a writable directory and --deny-read hides a file (refused, 126, in a writable root)", async () => {
     const cache = join(scratch, `cache-${n}`);
+    const token = join(scratch, `token-${n}`);
     mkdirSync(cache);
+    writeFileSync(token, "SECRET\n");
     writeFileSync(join(workspace, "token"), "SECRET\n");
     const run = await exec([
       "--mode",
@@ -182,17 +184,20 @@ describe("exec environment, writes and reads", () => {
       "--allow-write",
       cache,
       "--deny-read",
-      "token",
+      token,
       "--",
       "sh",
       "-c",
-      `echo cached > ${cache}/c && cat token || echo hidden`,
+      `echo cached > ${cache}/c && cat ${token} || echo hidden`,
     ]);
-    expect({ code: run.code, stdout: run.stdout, cached: readFileSync(join(cache, "c"), "utf8") }).toEqual({
-      code: 0,
-      stdout: "hidden\n",
-      cached: "cached\n",
-    });
+    // A mask on a file in the workspace would not survive the file's replacement by rename.
+    const inWorkspace = await exec(["--mode", "workspace-write", "--deny-read", "token", "--", "true"]);
+    expect({
+      code: run.code,
+      stdout: run.stdout,
+      cached: readFileSync(join(cache, "c"), "utf8"),
+      refused: inWorkspace.code,
+    }).toEqual({ code: 0, stdout: "hidden\n", cached: "cached\n", refused: 126 });
   });
 
   it("--settings supplies the same settings, relative to the file; flags add to them; a bad key is a usage error", async () => {
@@ -224,7 +229,7 @@ describe("exec environment, writes and reads", () => {
 });
 
 describe("exec --allow-domain", () => {
-  it("lets the allowed host through the filtering proxy and refuses the rest", async () => {
+  it("lets the allowed host through the filtering proxy (NODE_USE_ENV_PROXY=1 set for Node) and refuses the rest", async () => {
     const { createServer } = await import("node:http");
     const server = createServer((_req, res) => res.end("upstream\n"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -240,11 +245,11 @@ describe("exec --allow-domain", () => {
         "--",
         "sh",
         "-c",
-        `curl -sS --noproxy '' http://localhost:${port}/ && curl -sS --noproxy '' --proxytunnel http://127.0.0.1:${port}/`,
+        `curl -sS --noproxy '' http://localhost:${port}/ && printenv NODE_USE_ENV_PROXY && curl -sS --noproxy '' --proxytunnel http://127.0.0.1:${port}/`,
       ]);
       expect({ code: run.code, stdout: run.stdout, last: run.stderr.trim().split("\n").at(-1) }).toEqual({
         code: 56,
-        stdout: "upstream\n",
+        stdout: "upstream\n1\n",
         last: "[denied] exit 56 (read-only via bwrap, enforcement full): curl: (56) CONNECT tunnel failed, response 403",
       });
       const bad = await exec(["--mode", "read-only", "--allow-domain", "http://x", "--", "true"]);
@@ -259,6 +264,39 @@ describe("exec --allow-domain", () => {
         "true",
       ]);
       expect([bad.code, both.code]).toEqual([125, 125]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe("exec --network deny", () => {
+  it("a connection the cut network refused is [denied: network], not a plain failure", async () => {
+    const { createServer } = await import("node:net");
+    const server = createServer((socket) => socket.end("reached\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const run = await exec([
+        "--mode",
+        "read-only",
+        "--network",
+        "deny",
+        "--",
+        "curl",
+        "-sS",
+        `http://127.0.0.1:${port}/`,
+      ]);
+      const last = run.stderr
+        .trim()
+        .split("\n")
+        .at(-1)
+        ?.replace(/after \d+ ms/, "after N ms");
+      expect({ code: run.code, stdout: run.stdout, last }).toEqual({
+        code: 7,
+        stdout: "",
+        last: `[denied: network] exit 7 (read-only via bwrap, enforcement full): curl: (7) Failed to connect to 127.0.0.1 port ${port} after N ms: Couldn't connect to server`,
+      });
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }

@@ -132,8 +132,9 @@ export async function execCommand(argv: readonly string[], options: ExecOptions,
         );
       } else {
         const detail = result.detail ? `: ${result.detail}` : "";
+        const reason = result.reason !== undefined ? `: ${result.reason}` : "";
         io.stderr(
-          `[${result.outcome}] exit ${result.exitCode ?? result.signal} (${policy.mode} via ${where})${detail}\n`,
+          `[${result.outcome}${reason}] exit ${result.exitCode ?? result.signal} (${policy.mode} via ${where})${detail}\n`,
         );
       }
     }
