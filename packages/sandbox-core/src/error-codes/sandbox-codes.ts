@@ -19,6 +19,7 @@ export const SANDBOX_CODES = defineCodes(
     "CODE_TOO_LONG",
     "ENGINE_DISPOSED",
     "ENGINE_FAILED",
+    "ENGINE_CRASHED",
     "ENGINE_UNAVAILABLE",
     "GUEST_ERROR",
     "SYNTAX_ERROR",
