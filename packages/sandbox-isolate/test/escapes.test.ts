@@ -25,7 +25,9 @@ interface RawIsolatedVm {
 
 const ivm = createRequire(import.meta.url)("isolated-vm") as RawIsolatedVm;
 const PLAIN_DATA = "return plain data (objects, arrays, strings, numbers, Date, Map, Set, typed arrays)";
-const engine = new IsolateEngine({ timeout: 10_000 });
+// In-process: the same realm as in a helper (the helper runs this code), and some checks here
+// watch the host itself (its event loop stays responsive), which only in-process is this process.
+const engine = new IsolateEngine({ process: "in-process", timeout: 10_000 });
 afterAll(() => engine.destroy());
 
 /** Run guest code that must succeed; return its result. */
@@ -397,7 +399,7 @@ describe("IsolateEngine escapes", () => {
   // was released, where a waitAsync timeout aborted the host process.
   it("FinalizationRegistry cleanup callback looping forever: never runs outside a timed call (host hang)", async () => {
     expect.assertions(2);
-    const local = new IsolateEngine({ timeout: 2_000 });
+    const local = new IsolateEngine({ process: "in-process", timeout: 2_000 });
     try {
       const planted = await local.execute(`
         if (typeof FinalizationRegistry === "function") {
@@ -455,7 +457,7 @@ describe("IsolateEngine escapes", () => {
   // ended, reading the reason's `message` and `stack` with no time limit of its own.
   it("unhandled rejection whose reason has a looping message or stack getter: the host stays responsive and the isolate is replaced", async () => {
     expect.assertions(3);
-    const local = new IsolateEngine({ timeout: 300 });
+    const local = new IsolateEngine({ process: "in-process", timeout: 300 });
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 10);
     try {
@@ -494,7 +496,7 @@ describe("IsolateEngine escapes", () => {
       ],
     ] as const;
     expect.assertions(cases.length + 1);
-    const local = new IsolateEngine({ timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
+    const local = new IsolateEngine({ process: "in-process", timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
     try {
       for (const [code, path] of cases) {
         const result = await local.execute(code);
@@ -525,7 +527,7 @@ describe("IsolateEngine escapes", () => {
       "let reads = 0; const s = 'x'.repeat(2 ** 22); const e = new Error('m'); Object.defineProperty(e, 'message', { get() { return reads++ === 0 ? 'm' : s + s + s; } }); e",
     ];
     expect.assertions(cases.length);
-    const local = new IsolateEngine({ timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
+    const local = new IsolateEngine({ process: "in-process", timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
     try {
       const seen = [];
       for (const code of cases) {
@@ -545,7 +547,7 @@ describe("IsolateEngine escapes", () => {
 
   it("WebAssembly.Memory touched page by page: held to memoryLimit (SANDBOX_MEMORY_EXCEEDED)", async () => {
     expect.assertions(1);
-    const local = new IsolateEngine({ timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
+    const local = new IsolateEngine({ process: "in-process", timeout: 10_000, memoryLimit: 8 * 1024 * 1024 });
     try {
       const result = await local.execute(`
         const memory = new WebAssembly.Memory({ initial: 1024 }); // 64 MiB
@@ -588,7 +590,7 @@ describe("IsolateEngine escapes", () => {
 
   it("a source module runs inside the sandbox with no more reach than user code", async () => {
     expect.assertions(1);
-    const local = new IsolateEngine();
+    const local = new IsolateEngine({ process: "in-process" });
     try {
       local.registerModule({
         name: "probe",

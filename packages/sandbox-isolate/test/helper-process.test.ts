@@ -12,10 +12,11 @@ import {
 import { HELPER_BACKSTOP_MS, helperEnv } from "../src/internal/isolate-helper.js";
 import { gone, isAlive } from "./support/process-gone.js";
 
-// Helper mode against the real isolated-vm in a real child process (the built
-// dist/isolate-helper.js). vitest's workers have --no-node-snapshot, so these
-// force the helper with `process: "helper"`; test/node-host.test.ts runs
-// `"auto"` from a plain `node` without the flag.
+// Helper mode (the default) against the real isolated-vm in real child processes
+// (the built dist/isolate-helper.js). These pass `process: "helper"` to say so;
+// test/node-host.test.ts runs the defaults from a plain `node`, with and without
+// --no-node-snapshot, and test/lifeline.test.ts and test/fatal-errors.test.ts a
+// whole application.
 
 const MIB = 1024 * 1024;
 const live: IsolateEngine[] = [];
@@ -44,9 +45,15 @@ afterEach(async () => {
 });
 
 describe('IsolateEngine with process: "helper"', () => {
+  it("is the default", () => {
+    const isolate = new IsolateEngine();
+    live.push(isolate);
+    expect([isolate.processMode, isolate.capabilities]).toEqual(["helper", ISOLATE_HELPER_CAPABILITIES]);
+  });
+
   it("runs the code in a helper child process, started on the first execution", async () => {
     const isolate = engine();
-    expect([isolate.processMode, isolate.helperPid]).toEqual(["helper", undefined]);
+    expect([isolate.processMode, isolate.helperPid, isolate.helperPids]).toEqual(["helper", undefined, []]);
     expect(outcome(await isolate.execute("2 + 3"))).toStrictEqual({ success: true, result: 5, logs: [] });
     const pid = helperPid(isolate);
     expect(pid).not.toBe(process.pid);
@@ -55,13 +62,14 @@ describe('IsolateEngine with process: "helper"', () => {
       result: ["undefined", "undefined"],
       logs: [],
     });
-    expect(isolate.helperPid).toBe(pid);
+    // One caller, one after the other: one helper.
+    expect(isolate.helperPids).toEqual([pid]);
   });
 
-  it("declares the same guarantees, naming the helper process in its tier", () => {
+  it("declares the same guarantees, naming the helper process and what a crash costs in its tier", () => {
     expect(engine().capabilities).toStrictEqual({
       securityBoundary: true,
-      tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable; a crash of the helper fails its running executions, not the application",
+      tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable; a fatal V8 error ends the helper and fails the executions it held (SANDBOX_ENGINE_CRASHED), not the application; the helper is not confined by the OS",
       enforcesMemoryLimit: true,
       boundsAsyncWork: true,
       streamsLogs: true,
@@ -212,7 +220,7 @@ describe('IsolateEngine with process: "helper"', () => {
     });
   });
 
-  it("serves concurrent executions from one helper, each with its own context, logs and result", async () => {
+  it("serves concurrent executions from two helpers (or one with helpers: 1), each with its own context, logs and result", async () => {
     const isolate = engine();
     const runs = [1, 2, 3, 4].map((n) =>
       isolate.execute(
@@ -229,6 +237,12 @@ describe('IsolateEngine with process: "helper"', () => {
       })),
     );
     expect(isolate.helperPid).toBe(pid);
+    expect(isolate.helperPids).toHaveLength(2);
+    const single = engine({ helpers: 1 });
+    expect((await Promise.all([single.execute("1"), single.execute("2")])).map((r) => r.result)).toEqual([
+      1, 2,
+    ]);
+    expect(single.helperPids).toHaveLength(1);
   });
 
   it("passes registered modules to the helper, and reset() drops them", async () => {
@@ -248,8 +262,8 @@ describe('IsolateEngine with process: "helper"', () => {
     });
   });
 
-  it("fails the running executions with SANDBOX_ENGINE_FAILED when the helper is killed, and starts a new one", async () => {
-    const isolate = engine();
+  it("fails every execution the helper held with SANDBOX_ENGINE_CRASHED when it is killed, and starts a new one", async () => {
+    const isolate = engine({ helpers: 1 });
     expect((await isolate.execute("1")).success).toBe(true);
     const pid = helperPid(isolate);
     const running = [isolate.execute("for (;;) {}"), isolate.execute("await new Promise(() => {})")];
@@ -257,8 +271,8 @@ describe('IsolateEngine with process: "helper"', () => {
     process.kill(pid, "SIGKILL");
     const failed = {
       success: false,
-      error: `The isolate helper process (pid ${pid}) was killed by SIGKILL while the code ran; the next execution starts a new helper (SANDBOX_ENGINE_FAILED)`,
-      errorCode: SANDBOX_CODES.ENGINE_FAILED,
+      error: `The isolate helper process (pid ${pid}) was killed by SIGKILL (by another process, or by the system's out-of-memory killer) while the code ran; every execution it held failed with it, and the next execution starts a new helper (SANDBOX_ENGINE_CRASHED)`,
+      errorCode: SANDBOX_CODES.ENGINE_CRASHED,
       logs: [],
     };
     expect((await Promise.all(running)).map(outcome)).toStrictEqual([failed, failed]);
@@ -268,12 +282,13 @@ describe('IsolateEngine with process: "helper"', () => {
   });
 
   it.skipIf(process.platform === "win32")(
-    "ends a run the helper does not report in time as SANDBOX_TIMEOUT and replaces the stuck helper",
+    "ends a run the helper does not report in time as SANDBOX_TIMEOUT and replaces the stuck helper, failing the other runs it held",
     async () => {
-      const isolate = engine();
+      const isolate = engine({ helpers: 1 });
       expect((await isolate.execute("1")).success).toBe(true);
       const pid = helperPid(isolate);
       process.kill(pid, "SIGSTOP"); // a helper that can no longer answer
+      const other = isolate.execute("await new Promise(() => {})", {}, { timeout: 8000 });
       const started = performance.now();
       expect(outcome(await isolate.execute("2 + 3", {}, { timeout: 200 }))).toStrictEqual({
         success: false,
@@ -283,6 +298,12 @@ describe('IsolateEngine with process: "helper"', () => {
         logs: [],
       });
       expect(performance.now() - started).toBeGreaterThanOrEqual(200 + HELPER_BACKSTOP_MS - 5);
+      expect(outcome(await other)).toStrictEqual({
+        success: false,
+        error: `The isolate helper process (pid ${pid}) was killed by the engine because it stopped answering (an execution's deadline passed without its report) while the code ran; every execution it held failed with it, and the next execution starts a new helper (SANDBOX_ENGINE_CRASHED)`,
+        errorCode: SANDBOX_CODES.ENGINE_CRASHED,
+        logs: [],
+      });
       expect(await gone(pid)).toBe(true);
       expect(outcome(await isolate.execute("2 + 3"))).toStrictEqual({ success: true, result: 5, logs: [] });
       expect(helperPid(isolate)).not.toBe(pid);
@@ -391,7 +412,7 @@ describe('IsolateEngine with process: "helper"', () => {
       expect.objectContaining({
         code: SANDBOX_CODES.ENGINE_UNAVAILABLE,
         message:
-          'IsolateEngine.getHeapStatistics() reads isolates in this process, and this engine runs them in its helper process; read each result\'s usage.heapBytes instead, or run the isolates in-process (start Node with --no-node-snapshot, or pass { process: "in-process" } where it has the flag) (SANDBOX_ENGINE_UNAVAILABLE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_UNAVAILABLE.md',
+          'IsolateEngine.getHeapStatistics() reads isolates in this process, and this engine runs them in helper processes; read each result\'s usage.heapBytes instead, or run the isolates in-process (pass { process: "in-process" } and start Node with --no-node-snapshot) (SANDBOX_ENGINE_UNAVAILABLE); see @suaveplan/sandbox-core/docs/errors/SANDBOX_ENGINE_UNAVAILABLE.md',
       }),
     );
   });

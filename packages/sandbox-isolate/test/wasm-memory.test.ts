@@ -5,8 +5,9 @@ import { IsolateEngine } from "../src/index.js";
 // Wasm memory lives outside isolated-vm's allocator accounting; the realm caps it at memoryLimit.
 // The memory bomb table in the conformance suite grows one WebAssembly.Memory; these are the
 // other ways in: many memories, a module's own memory, and a guest that tampers with globals.
+// In-process (the realm's caps are the same code in a helper).
 const MIB = 1024 * 1024;
-const engine = new IsolateEngine({ timeout: 10_000, memoryLimit: 32 * MIB });
+const engine = new IsolateEngine({ process: "in-process", timeout: 10_000, memoryLimit: 32 * MIB });
 afterAll(() => engine.destroy());
 
 /** A module with its own memory (1 page, no maximum) exporting `grow(pages)` (memory.grow) and `mem`. */

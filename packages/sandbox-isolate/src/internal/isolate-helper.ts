@@ -13,6 +13,7 @@ import {
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
 import type { FromHelper, ToHelper } from "./helper-protocol.js";
+import { killOnExit } from "./kill-on-exit.js";
 
 /**
  * How long past its deadline a run may go without the helper's report before
@@ -74,6 +75,8 @@ interface LiveHelper {
   readonly child: ChildProcess;
   ready: boolean;
   exited: boolean;
+  /** Why the engine killed it, when it did (the other runs it held are told). */
+  killedBecause: string | undefined;
   /** Runs waiting for `ready`, then running. */
   readonly runs: Map<number, RemoteRun>;
   readonly closed: Promise<void>;
@@ -81,11 +84,13 @@ interface LiveHelper {
 }
 
 /**
- * The helper process of an `IsolateEngine` in helper mode: `node
- * --no-node-snapshot isolate-helper.js`, started on the first execution,
- * shared by every execution (multiplexed by id over the ordered IPC
- * channel), and started anew on the next execution after it died. While no
- * execution runs it does not keep the application's event loop alive.
+ * One helper process of an `IsolateEngine` in helper mode: `node
+ * --no-node-snapshot isolate-helper.js`, started on the first execution sent
+ * to it, shared by the executions sent to it (multiplexed by id over the
+ * ordered IPC channel), and started anew on the next execution after it
+ * died. While no execution runs it does not keep the application's event
+ * loop alive; when the application exits it is killed
+ * ({@link killOnExit}), and it ends itself when its channel closes.
  *
  * @internal
  */
@@ -103,6 +108,12 @@ export class IsolateHelper {
   get pid(): number | undefined {
     const live = this.live;
     return live === undefined || live.exited ? undefined : live.child.pid;
+  }
+
+  /** Executions sent to the running helper (or waiting for it to start) and not ended. */
+  get load(): number {
+    const live = this.live;
+    return live === undefined || live.exited ? 0 : live.runs.size;
   }
 
   /** Send one execution to the helper (starting it when none runs). */
@@ -152,10 +163,12 @@ export class IsolateHelper {
       serialization: "json",
     });
     let markClosed!: () => void;
+    killOnExit(child);
     const helper: LiveHelper = {
       child,
       ready: false,
       exited: false,
+      killedBecause: undefined,
       runs: new Map(),
       closed: new Promise<void>((resolve) => {
         markClosed = resolve;
@@ -170,7 +183,7 @@ export class IsolateHelper {
           `The isolate helper process did not start within ${HELPER_START_TIMEOUT_MS} ms; the host may be overloaded`,
         );
       }
-      killNow(helper);
+      killNow(helper, "it did not start in time");
     }, HELPER_START_TIMEOUT_MS);
     helper.startTimer.unref();
     let spawnError: Error | undefined;
@@ -257,7 +270,7 @@ class RemoteRun implements HelperRun {
     this.backstop = setTimeout(() => {
       // The helper enforces the deadline itself: one that did not report is stuck; replace it.
       this.end({ kind: "timeout", timeoutMs: request.timeoutMs });
-      killNow(this.helper);
+      killNow(this.helper, "it stopped answering (an execution's deadline passed without its report)");
     }, request.timeoutMs + HELPER_BACKSTOP_MS);
   }
 
@@ -291,15 +304,26 @@ class RemoteRun implements HelperRun {
       this.end({ kind: "disposed", message: "IsolateEngine was destroyed while the code ran" });
       return;
     }
+    if (spawnError !== undefined) {
+      // No process ran: the error's code only (its message names the host's paths).
+      const reason = (spawnError as NodeJS.ErrnoException).code ?? spawnError.name;
+      this.fail(
+        `The isolate helper process could not be started (${reason}); the next execution tries again`,
+      );
+      return;
+    }
     const pid = helper.child.pid;
     const how =
-      spawnError !== undefined
-        ? `could not be started (${spawnError.message})`
-        : signal !== null && signal !== undefined
-          ? `was killed by ${signal}`
-          : `exited with code ${code ?? "unknown"}`;
-    this.fail(
-      `The isolate helper process${pid === undefined ? "" : ` (pid ${pid})`} ${how} ${helper.ready ? "while the code ran" : "before it could run the code"}; the next execution starts a new helper`,
+      helper.killedBecause !== undefined
+        ? `was killed by the engine because ${helper.killedBecause}`
+        : describeDeath(code, signal);
+    this.end(
+      {
+        kind: "fault",
+        message: `The isolate helper process${pid === undefined ? "" : ` (pid ${pid})`} ${how} ${helper.ready ? "while the code ran" : "before it could run the code"}; every execution it held failed with it, and the next execution starts a new helper`,
+      },
+      undefined,
+      SANDBOX_CODES.ENGINE_CRASHED,
     );
   }
 
@@ -307,13 +331,14 @@ class RemoteRun implements HelperRun {
     this.end({ kind: "fault", message });
   }
 
-  private end(outcome: GuestOutcome, report?: DriverReport): void {
+  private end(outcome: GuestOutcome, report?: DriverReport, faultCode?: SandboxCode): void {
     if (this.finished) return;
     this.finish(
       toSandboxResult(outcome, {
         duration: performance.now() - this.startedAt,
         logs: this.events.logs,
         ...(report ?? this.events.seen()),
+        ...(faultCode === undefined ? {} : { faultCode }),
       }),
     );
   }
@@ -337,8 +362,31 @@ function send(helper: LiveHelper, message: ToHelper): boolean {
   }
 }
 
-function killNow(helper: LiveHelper): void {
+/** What ended a helper process, from its exit code or signal (no host paths: this text reaches callers). */
+function describeDeath(code: number | null | undefined, signal: NodeJS.Signals | null | undefined): string {
+  if (signal === null || signal === undefined) return `exited with code ${code ?? "unknown"}`;
+  if (FATAL_SIGNALS.has(signal)) {
+    return `crashed (${signal}: a fatal error in V8 or isolated-vm, such as running out of memory in a way the isolate's heap limit did not catch)`;
+  }
+  if (signal === "SIGKILL") {
+    return "was killed by SIGKILL (by another process, or by the system's out-of-memory killer)";
+  }
+  return `was killed by ${signal}`;
+}
+
+/** Signals a process raises on itself when it crashes (V8's fatal errors abort). */
+const FATAL_SIGNALS: ReadonlySet<string> = new Set([
+  "SIGABRT",
+  "SIGSEGV",
+  "SIGBUS",
+  "SIGILL",
+  "SIGFPE",
+  "SIGTRAP",
+]);
+
+function killNow(helper: LiveHelper, because?: string): void {
   if (helper.exited || helper.child.exitCode !== null || helper.child.signalCode !== null) return;
+  helper.killedBecause ??= because;
   try {
     helper.child.kill("SIGKILL");
   } catch {

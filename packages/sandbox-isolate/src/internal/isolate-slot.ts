@@ -8,7 +8,7 @@ import type {
   IsolateScript,
 } from "../isolate-factory/isolate-factory.js";
 import { realmSource } from "./realm-entry.js";
-import { noteIsolateDisposed } from "./teardown-guard.js";
+import { noteIsolateCreated, noteIsolateDisposed } from "./teardown-guard.js";
 
 /**
  * The kernel's script-scope binding: a per-process random name, so guest
@@ -88,6 +88,7 @@ export class IsolateSlot {
   /** Create the isolate and compile its scripts once. */
   static create(factory: IsolateFactory, memoryLimitMiB: number): IsolateSlot {
     const isolate = factory.createIsolate({ memoryLimit: memoryLimitMiB });
+    noteIsolateCreated(isolate);
     try {
       kernelSource ??= buildKernelSource(BINDING);
       const realm = isolate.compileScriptSync(realmSource(memoryLimitMiB), { filename: "suaveplan:realm" });
@@ -95,7 +96,7 @@ export class IsolateSlot {
       return new IsolateSlot(isolate, realm, kernel, memoryLimitMiB, factory);
     } catch (error) {
       isolate.dispose();
-      noteIsolateDisposed();
+      noteIsolateDisposed(isolate);
       throw error;
     }
   }
@@ -192,7 +193,7 @@ export class IsolateSlot {
     if (spare !== undefined)
       void spare.kernel.then((kernel) => kernel !== undefined && releaseKernel(kernel));
     // Disposed by us or, before, by isolated-vm's memory limit: its teardown may be running either way.
-    noteIsolateDisposed();
+    noteIsolateDisposed(this.isolate);
     if (this.isolate.isDisposed) return;
     try {
       this.isolate.dispose();

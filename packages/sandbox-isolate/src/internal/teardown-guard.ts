@@ -11,7 +11,28 @@
  */
 export const ISOLATE_TEARDOWN_MS = 250;
 
+/** The part of an isolate the guard needs. */
+interface Disposable {
+  readonly isDisposed: boolean;
+  dispose(): void;
+}
+
 let lastDisposedAt: number | undefined;
+let hooked = false;
+/** Isolates created in this process and not yet disposed by us. */
+const live = new Set<Disposable>();
+
+/**
+ * Note an isolate this process created. An isolate still live when the
+ * process exits is disposed by the exit hook (see {@link noteIsolateDisposed}):
+ * `process.exit()` while a guest loop ran otherwise blocked the exit until
+ * the run's timeout ended the loop, and then crashed with SIGSEGV (the static
+ * destructors beside the isolate's thread; isolated-vm 5.0.4, Node 20).
+ */
+export function noteIsolateCreated(isolate: Disposable): void {
+  hook();
+  live.add(isolate);
+}
 
 /**
  * Note that an isolate was disposed (by us, or by isolated-vm's memory limit,
@@ -19,12 +40,29 @@ let lastDisposedAt: number | undefined;
  * {@link ISOLATE_TEARDOWN_MS} of the last disposal first waits, synchronously,
  * for the rest of that time. Exits long after any disposal are not delayed.
  */
-export function noteIsolateDisposed(): void {
-  if (lastDisposedAt === undefined) process.on("exit", waitForTeardown);
+export function noteIsolateDisposed(isolate?: Disposable): void {
+  hook();
+  if (isolate !== undefined) live.delete(isolate);
   lastDisposedAt = performance.now();
 }
 
-function waitForTeardown(): void {
+function hook(): void {
+  if (hooked) return;
+  hooked = true;
+  process.on("exit", disposeAndWait);
+}
+
+/** The exit hook: dispose what still lives (stopping any running guest code), then wait out the teardowns. */
+function disposeAndWait(): void {
+  for (const isolate of live) {
+    try {
+      if (!isolate.isDisposed) isolate.dispose();
+    } catch {
+      // Disposed meanwhile by its memory limit.
+    }
+    lastDisposedAt = performance.now();
+  }
+  live.clear();
   if (lastDisposedAt === undefined) return;
   const left = lastDisposedAt + ISOLATE_TEARDOWN_MS - performance.now();
   // The only way to wait inside an 'exit' listener: the event loop no longer runs.

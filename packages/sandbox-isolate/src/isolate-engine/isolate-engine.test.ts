@@ -30,8 +30,10 @@ function recordingFactory(): { factory: IsolateFactory; isolates: IsolateHandle[
   };
 }
 
+// In-process mode: vitest's workers have --no-node-snapshot. Helper mode (the
+// default) is test/helper-process.test.ts; both run test/conformance.test.ts.
 function engine(options: IsolateEngineOptions = {}): IsolateEngine {
-  const created = new IsolateEngine({ timeout: 10_000, ...options });
+  const created = new IsolateEngine({ timeout: 10_000, process: "in-process", ...options });
   live.push(created);
   return created;
 }
@@ -94,10 +96,10 @@ describe("IsolateEngine", () => {
     expect(small.memoryUsed).toBeLessThan(large.memoryUsed ?? 0);
   });
 
-  it("declares its capabilities as a V8-isolate security boundary", () => {
+  it("declares its capabilities as a V8-isolate security boundary, whose fatal errors end the application", () => {
     expect(engine().capabilities).toStrictEqual({
       securityBoundary: true,
-      tier: "V8 isolate (isolated-vm): a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable",
+      tier: "V8 isolate (isolated-vm) in this process: a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable; a fatal V8 error (e.g. an out-of-memory abort the heap limit did not catch) ends the application",
       enforcesMemoryLimit: true,
       boundsAsyncWork: true,
       streamsLogs: true,
@@ -542,6 +544,13 @@ describe("IsolateEngine", () => {
           "Invalid IsolateEngine option maxIdleIsolates: expected a non-negative integer (got -1) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
       }),
     );
+    expect(() => new IsolateEngine({ helpers: 0 })).toThrow(
+      expect.objectContaining({
+        code: SANDBOX_CODES.INVALID_CONFIG,
+        message:
+          "Invalid IsolateEngine option helpers: expected a positive integer (got 0) (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md",
+      }),
+    );
     expect(() => new IsolateEngine({ nodeSnapshot: "maybe" as "error" })).toThrow(
       expect.objectContaining({
         code: SANDBOX_CODES.INVALID_CONFIG,
@@ -552,7 +561,7 @@ describe("IsolateEngine", () => {
   });
 
   it("destroys through Symbol.asyncDispose", async () => {
-    const isolate = new IsolateEngine();
+    const isolate = new IsolateEngine({ process: "in-process" });
     expect((await isolate.execute("1 + 1")).result).toBe(2);
     await isolate[Symbol.asyncDispose]();
     expect(isolate.getHeapStatistics()).toBeNull();

@@ -18,7 +18,8 @@ import {
   toSandboxResult,
   withoutCode,
 } from "@suaveplan/sandbox-guest";
-import { findHelperEntry, IsolateHelper } from "../internal/isolate-helper.js";
+import { HelperGroup } from "../internal/helper-group.js";
+import { findHelperEntry } from "../internal/isolate-helper.js";
 import { IsolatePool } from "../internal/isolate-pool.js";
 import { type IsolateRun, startIsolateRun } from "../internal/isolate-run.js";
 import type { IsolateFactory, IsolateHeapStatistics } from "../isolate-factory/isolate-factory.js";
@@ -33,10 +34,16 @@ const MIB = 1024 * 1024;
 export type NodeSnapshotPolicy = "error" | "ignore";
 
 /**
- * Where the isolates run: `"in-process"` in this process (needs `node
- * --no-node-snapshot` on Node 20+), `"helper"` in one helper child process
- * started with that flag, `"auto"` in-process when the flag is present (or
- * not needed) and in the helper otherwise.
+ * Where the isolates run:
+ * - `"helper"` (the default): in helper child processes started with `node
+ *   --no-node-snapshot`. A fatal V8 error (such as an out-of-memory abort the
+ *   heap limit did not catch) ends a helper and fails the executions it held
+ *   (`SANDBOX_ENGINE_CRASHED`), not the application.
+ * - `"in-process"`: in this process (needs `node --no-node-snapshot` on Node
+ *   20+). Faster to start and without the message round trip, but a fatal V8
+ *   error in an isolate aborts the whole application.
+ * - `"auto"`: the previous default, kept with its meaning — in-process when
+ *   the flag is present (or not needed), in helpers otherwise.
  */
 export type IsolateProcessOption = "auto" | "in-process" | "helper";
 
@@ -52,23 +59,31 @@ export interface IsolateEngineOptions extends Partial<EngineLimits> {
   maxLogLines?: number;
   /**
    * Where the isolates run (see {@link IsolateProcessOption}). Default
-   * `"auto"`. `"helper"` also keeps a V8 or isolated-vm crash out of this
-   * process; it costs a message round trip per execution.
+   * `"helper"`, which keeps a V8 or isolated-vm crash out of this process at
+   * the cost of a message round trip per execution; `"in-process"` when a
+   * `factory` is given (a factory only runs in-process).
    */
   process?: IsolateProcessOption;
   /**
+   * Helper processes the engine may run at once (helper mode). Each execution
+   * goes to the least loaded helper; a second one is started when executions
+   * overlap. A helper that crashes fails only the executions it held.
+   * Default 2.
+   */
+  helpers?: number;
+  /**
    * On Node 20+ without `--no-node-snapshot`, isolated-vm can crash the whole
    * process if it runs in it. `"error"` (default): never run isolates in such
-   * a process (`"auto"` then uses the helper; `"in-process"` throws at
+   * a process (`"auto"` then uses a helper; `"in-process"` throws at
    * construction). `"ignore"`: run them in-process anyway, at your own risk.
    */
   nodeSnapshot?: NodeSnapshotPolicy;
 }
 
-/** What the isolate engine guarantees. */
+/** What the isolate engine guarantees with `process: "in-process"`. */
 export const ISOLATE_CAPABILITIES: EngineCapabilities = Object.freeze({
   securityBoundary: true,
-  tier: "V8 isolate (isolated-vm): a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable",
+  tier: "V8 isolate (isolated-vm) in this process: a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable; a fatal V8 error (e.g. an out-of-memory abort the heap limit did not catch) ends the application",
   enforcesMemoryLimit: true,
   boundsAsyncWork: true,
   streamsLogs: true,
@@ -87,10 +102,10 @@ export const ISOLATE_CAPABILITIES: EngineCapabilities = Object.freeze({
   }),
 } satisfies EngineCapabilities);
 
-/** What the isolate engine guarantees in helper mode: the same, in a separate process. */
+/** What the isolate engine guarantees in helper mode (the default): the same, in separate processes. */
 export const ISOLATE_HELPER_CAPABILITIES: EngineCapabilities = Object.freeze({
   ...ISOLATE_CAPABILITIES,
-  tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable; a crash of the helper fails its running executions, not the application",
+  tier: "V8 isolate (isolated-vm) in a helper process: a security boundary — separate heap with a memory limit (array buffers counted, Wasm memory capped), no host objects reachable; a fatal V8 error ends the helper and fails the executions it held (SANDBOX_ENGINE_CRASHED), not the application; the helper is not confined by the OS",
 });
 
 /**
@@ -107,9 +122,11 @@ export const ISOLATE_HELPER_CAPABILITIES: EngineCapabilities = Object.freeze({
  * microtask loops, promises and timers; exceeding `memoryLimit` disposes the
  * isolate (`SANDBOX_MEMORY_EXCEEDED`) and the next execution gets a new one.
  *
- * Without `node --no-node-snapshot` on Node 20+ (or with `process: "helper"`)
- * the isolates run in one helper child process per engine, behind the same
- * API; see {@link IsolateProcessOption} and the README's "Helper process".
+ * By default the isolates run in helper child processes (up to `helpers`,
+ * default 2), behind the same API, so a fatal V8 error costs the executions
+ * of one helper rather than the application; `process: "in-process"` runs
+ * them in this process. See {@link IsolateProcessOption} and the README's
+ * "Helper process".
  *
  * @example
  * await using engine = new IsolateEngine({ timeout: 1000 });
@@ -118,7 +135,7 @@ export const ISOLATE_HELPER_CAPABILITIES: EngineCapabilities = Object.freeze({
 export class IsolateEngine implements SandboxEngine, AsyncDisposable {
   /** Always `"isolate"`. */
   readonly name = "isolate" as const;
-  /** {@link ISOLATE_CAPABILITIES}, or {@link ISOLATE_HELPER_CAPABILITIES} in helper mode. */
+  /** {@link ISOLATE_HELPER_CAPABILITIES} in helper mode (the default), {@link ISOLATE_CAPABILITIES} in-process. */
   readonly capabilities: EngineCapabilities;
   /** Where this engine's isolates run, as resolved from the `process` option. */
   readonly processMode: "in-process" | "helper";
@@ -126,7 +143,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
   readonly limits: Readonly<EngineLimits>;
   private readonly defaults: RequestDefaults;
   private readonly local: { pool: IsolatePool } | undefined;
-  private readonly helper: IsolateHelper | undefined;
+  private readonly helper: HelperGroup | undefined;
   private readonly modules = new ModuleRegistry();
   private readonly live = new Set<{ abort(outcome: GuestOutcome): void; ended: Promise<unknown> }>();
   private destroyPromise: Promise<void> | undefined;
@@ -144,10 +161,11 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
       maxLogLines: nonNegativeInteger(options.maxLogLines, 10_000, "maxLogLines"),
     };
     const maxIdle = nonNegativeInteger(options.maxIdleIsolates, 1, "maxIdleIsolates");
+    const helpers = positiveInteger(options.helpers, 2, "helpers");
     this.processMode = resolveProcessMode(options);
     if (this.processMode === "helper") {
       this.capabilities = ISOLATE_HELPER_CAPABILITIES;
-      this.helper = new IsolateHelper(helperEntry(), maxIdle);
+      this.helper = new HelperGroup(helperEntry(), maxIdle, helpers);
     } else {
       this.capabilities = ISOLATE_CAPABILITIES;
       const factory = options.factory ?? createIsolatedVmFactory();
@@ -161,8 +179,9 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
    * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`,
    * `SANDBOX_MEMORY_EXCEEDED`), bad input (`SANDBOX_INVALID_OPTIONS`), an
    * unusable isolated-vm (`SANDBOX_ENGINE_UNAVAILABLE`), a helper process that
-   * died while the code ran (`SANDBOX_ENGINE_FAILED`; the next execution
-   * starts a new one), `options.signal` (`SANDBOX_CANCELLED`: running code is
+   * died while the code ran (`SANDBOX_ENGINE_CRASHED`, for every execution it
+   * held; the next execution starts a new one), a helper that could not be
+   * started (`SANDBOX_ENGINE_FAILED`), `options.signal` (`SANDBOX_CANCELLED`: running code is
    * stopped at once) and use after {@link destroy} (`SANDBOX_ENGINE_DISPOSED`).
    * `options.hostCalls` answers the guest's `tools.<name>(input)`. Never rejects.
    */
@@ -268,20 +287,25 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     if (this.local === undefined) {
       throw new SandboxError(
         SANDBOX_CODES.ENGINE_UNAVAILABLE,
-        'IsolateEngine.getHeapStatistics() reads isolates in this process, and this engine runs them in its helper process; read each result\'s usage.heapBytes instead, or run the isolates in-process (start Node with --no-node-snapshot, or pass { process: "in-process" } where it has the flag)',
+        'IsolateEngine.getHeapStatistics() reads isolates in this process, and this engine runs them in helper processes; read each result\'s usage.heapBytes instead, or run the isolates in-process (pass { process: "in-process" } and start Node with --no-node-snapshot)',
       );
     }
     return { ...this.local.pool.warm(toMiB(this.limits.memoryLimit)).isolate.getHeapStatisticsSync() };
   }
 
-  /** The helper process's id while one runs (helper mode), else `undefined`. */
+  /** The first running helper process's id (helper mode), else `undefined`. */
   get helperPid(): number | undefined {
-    return this.helper?.pid;
+    return this.helper?.pids[0];
+  }
+
+  /** The ids of the running helper processes (helper mode; empty in-process or before the first execution). */
+  get helperPids(): number[] {
+    return this.helper?.pids ?? [];
   }
 
   /**
    * End running executions (`SANDBOX_ENGINE_DISPOSED`) and dispose every
-   * isolate; in helper mode, kill the helper and wait until it exited. Idempotent.
+   * isolate; in helper mode, kill the helpers and wait until they exited. Idempotent.
    */
   destroy(): Promise<void> {
     this.destroyPromise ??= this.destroyNow();
@@ -323,7 +347,8 @@ function resolveProcessMode(options: IsolateEngineOptions): "in-process" | "help
       `Invalid IsolateEngine option nodeSnapshot: expected "error" or "ignore" (got ${JSON.stringify(nodeSnapshot)})`,
     );
   }
-  const mode = options.process ?? "auto";
+  // A factory only runs in-process; without one, isolates run in helpers unless told otherwise.
+  const mode = options.process ?? (options.factory === undefined ? "helper" : "in-process");
   if (mode !== "auto" && mode !== "in-process" && mode !== "helper") {
     throw new SandboxError(
       SANDBOX_CODES.INVALID_CONFIG,
@@ -342,13 +367,14 @@ function resolveProcessMode(options: IsolateEngineOptions): "in-process" | "help
   const safeHere = !needsNoNodeSnapshot() || isNodeSnapshotDisabled() || nodeSnapshot === "ignore";
   if (safeHere) return "in-process";
   if (mode === "auto" && options.factory === undefined) return "helper";
+  // "auto" with a factory, or "in-process", where isolates must not run.
   const why =
     mode === "in-process"
       ? 'process: "in-process" was asked for'
       : "a factory was given, and a factory only runs in-process";
   throw new SandboxError(
     SANDBOX_CODES.ENGINE_UNAVAILABLE,
-    `IsolateEngine cannot run isolates in this process: Node ${process.versions.node} runs with its startup snapshot, and isolated-vm requires \`node --no-node-snapshot\` on Node 20+ (without it V8's shared heap can crash the whole process), but ${why}. Start Node with --no-node-snapshot (test runners: pass it in the worker execArgv; NODE_OPTIONS also works), or let the engine use its helper process (process: "auto" or "helper", no factory), or pass { nodeSnapshot: "ignore" } to accept the risk`,
+    `IsolateEngine cannot run isolates in this process: Node ${process.versions.node} runs with its startup snapshot, and isolated-vm requires \`node --no-node-snapshot\` on Node 20+ (without it V8's shared heap can crash the whole process), but ${why}. Start Node with --no-node-snapshot (test runners: pass it in the worker execArgv; NODE_OPTIONS also works), or let the engine use its helper processes (process: "helper", the default, with no factory), or pass { nodeSnapshot: "ignore" } to accept the risk`,
   );
 }
 
@@ -377,6 +403,17 @@ function nonNegativeInteger(value: number | undefined, fallback: number, field: 
     throw new SandboxError(
       SANDBOX_CODES.INVALID_CONFIG,
       `Invalid IsolateEngine option ${field}: expected a non-negative integer (got ${String(value)})`,
+    );
+  }
+  return value;
+}
+
+function positiveInteger(value: number | undefined, fallback: number, field: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `Invalid IsolateEngine option ${field}: expected a positive integer (got ${String(value)})`,
     );
   }
   return value;

@@ -4,8 +4,14 @@
  * dist/isolate-helper.js` with an IPC channel, it runs every execution the
  * engine sends with the same code as in-process mode (`startIsolateRun`: the
  * isolate pool, the isolated-vm realm and the shared driver) and streams each
- * execution's driver events back, tagged with its id. Exits when the engine
- * disconnects (the application exited or destroyed the engine).
+ * execution's driver events back, tagged with its id.
+ *
+ * Its lifeline is the IPC channel: when the engine disconnects (the
+ * application exited, was killed or destroyed the engine) it ends at once,
+ * even while guest code runs. It ignores SIGINT: Ctrl-C in a terminal signals
+ * the whole foreground process group, this helper included, and the
+ * application decides what a Ctrl-C means (it may cancel runs and exit, and
+ * this process then follows its lifeline).
  */
 import { SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { type DriverEvent, type GuestDriver, withoutCode } from "@suaveplan/sandbox-guest";
@@ -30,7 +36,21 @@ function post(message: FromHelper): void {
   }
 }
 
-process.on("disconnect", () => process.exit(0));
+/**
+ * End this process now. Not `process.exit()`: with guest code running in an
+ * isolate, an exit waits for isolated-vm's thread until the run's timeout ends
+ * the code (a helper at 100 % CPU outliving its application), and an exit
+ * beside isolated-vm's threads was also seen to hang or crash. The helper
+ * holds nothing to flush (every result went over the channel, now closed).
+ */
+function endNow(): void {
+  process.kill(process.pid, "SIGKILL");
+}
+
+process.on("disconnect", endNow);
+process.on("SIGINT", () => undefined);
+// The application may have gone before this listened.
+if (!process.connected) endNow();
 process.on("message", (message: ToHelper) => {
   switch (message?.type) {
     case "init":
