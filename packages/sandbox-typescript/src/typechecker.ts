@@ -140,10 +140,16 @@ export function createTypechecker(options: TypecheckerOptions = {}): Typechecker
         });
     });
     started.on("error", () => undefined);
-    started.on("exit", (_code, signal) => {
+    // Children die with their parent: the child leaves on its IPC channel's `disconnect`, but not
+    // while a check keeps it busy, so this process's exit ends it too.
+    const killOnExit = () => started.kill("SIGKILL");
+    process.once("exit", killOnExit);
+    started.on("exit", (code, signal) => {
+      process.removeListener("exit", killOnExit);
       if (child === started) child = undefined;
-      if (signal === "SIGABRT") {
-        // V8 aborts a process whose heap reached its limit (`FATAL ERROR: Reached heap limit`).
+      if (signal === "SIGABRT" || code === 134) {
+        // V8 aborts a process whose heap reached its limit (`FATAL ERROR: Reached heap limit`):
+        // SIGABRT, or exit code 134 where the abort is reported as one.
         failAll(
           SANDBOX_CODES.MEMORY_EXCEEDED,
           `typecheck ran out of its ${limitMib} MiB of memory and was ended, nothing ran; the code's types are too large to check (simplify them or turn typecheck off)`,
