@@ -152,7 +152,7 @@ describe("startHttpServer", () => {
     }
   });
 
-  it("a session idle for idleTimeoutMs is closed: its id is unknown afterwards", async () => {
+  it("a session idle for idleTimeoutMs is closed: its id is unknown afterwards; a longer call is not idleness", async () => {
     const http = await startHttpServer(settings, { token: TOKEN, idleTimeoutMs: 100 });
     try {
       const transport = new StreamableHTTPClientTransport(new URL(http.url), {
@@ -162,6 +162,16 @@ describe("startHttpServer", () => {
       await client.connect(transport);
       const sessionId = transport.sessionId ?? "";
       expect(sessionId).not.toBe("");
+      // A call longer than the idle timeout is not idleness: it is answered.
+      const slow = (await client.callTool(
+        {
+          name: "run_javascript",
+          arguments: { code: "await new Promise((r) => setTimeout(r, 400)); 7" },
+        },
+        undefined,
+        { timeout: 5000 },
+      )) as CallToolResult;
+      expect(slow.structuredContent).toMatchObject({ success: true, result: 7 });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(await raw(http.url, { authorization: `Bearer ${TOKEN}`, "mcp-session-id": sessionId })).toBe(
         404,

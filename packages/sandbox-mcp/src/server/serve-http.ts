@@ -23,7 +23,7 @@ export interface HttpServerOptions extends SandboxMcpServerOptions {
    * busy does it get 503.
    */
   maxSessions?: number;
-  /** A session with no request for this long (ms) is closed, releasing its sandbox. Default 30 minutes. */
+  /** A session with no request for this long (ms), and no call in flight, is closed, releasing its sandbox. Default 30 minutes. */
   idleTimeoutMs?: number;
 }
 
@@ -147,7 +147,12 @@ export async function startHttpServer(
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
-        const idle = setTimeout(() => end(sessionId), idleTimeoutMs);
+        // A session with a call in flight is not idle: its time starts again (calls have their own timeouts).
+        const idle = setTimeout(() => {
+          const session = sessions.get(sessionId);
+          if (session !== undefined && session.busy > 0) session.idle.refresh();
+          else end(sessionId);
+        }, idleTimeoutMs);
         idle.unref();
         sessions.set(sessionId, { transport, mcp, idle, busy: 0 });
       },
