@@ -1,5 +1,5 @@
-// denyRead of single files while the host replaces them by rename (as editors,
-// credential refreshers and atomic writers do): real bwrap and Landlock inside
+// denyRead of files (and directories) while the host replaces them by rename
+// (as editors, credential refreshers and atomic writers do): real bwrap and Landlock inside
 // bwrap, a real confined command that reads the file after the replacement.
 import { spawn } from "node:child_process";
 import {
@@ -31,6 +31,9 @@ beforeEach(() => {
   home = join(dir, "home");
   workspace = join(home, "ws");
   mkdirSync(join(home, ".docker"), { recursive: true });
+  // A denied directory alone in its parent (no denied file beside it).
+  mkdirSync(join(dir, "ssh"));
+  writeFileSync(join(dir, "ssh", "id"), "old key\n");
   mkdirSync(workspace);
   writeFileSync(join(home, ".netrc"), "old netrc\n");
   writeFileSync(join(home, ".gitconfig"), "sibling\n");
@@ -45,22 +48,23 @@ function replaceByRename(path: string, text: string): void {
   renameSync(`${path}.tmp`, path);
 }
 
-describe.each(usable)("%s: denyRead of a file", (name) => {
-  it("holds when the host replaces the file by rename while the command runs; siblings and the workspace stay usable", async () => {
+describe.each(usable)("%s: denyRead", (name) => {
+  it("holds when the host replaces a denied file by rename, or a denied directory by a new one, while the command runs; siblings and the workspace stay usable", async () => {
     const provider = new LocalSandboxProvider({ backends: [name] });
     const netrc = join(home, ".netrc");
     const docker = join(home, ".docker", "config.json");
+    const ssh = join(dir, "ssh");
     // The command waits for the host's replacement (signalled by the file `go`), then reads.
     const script = [
       "echo ready",
       "while [ ! -e go ]; do sleep 0.02; done",
-      `for f in ${netrc} ${docker} ${join(home, ".gitconfig")} ${join(home, ".docker", "other.json")}; do cat "$f" 2>/dev/null || echo "hidden $f"; done`,
+      `for f in ${netrc} ${docker} ${ssh}/id ${join(home, ".gitconfig")} ${join(home, ".docker", "other.json")}; do cat "$f" 2>/dev/null || echo "hidden $f"; done`,
       "echo written > out",
     ].join("; ");
     const confined = provider.confine(["/bin/sh", "-c", script], {
       mode: "workspace-write",
       workspaceRoot: workspace,
-      denyRead: [netrc, docker],
+      denyRead: [netrc, docker, ssh],
     });
     try {
       const [file, ...args] = confined.argv;
@@ -81,12 +85,16 @@ describe.each(usable)("%s: denyRead of a file", (name) => {
       });
       replaceByRename(netrc, "new netrc\n");
       replaceByRename(docker, "new docker\n");
+      // A directory replaced wholesale: the old one moved aside, a new one made.
+      renameSync(ssh, `${ssh}.old`);
+      mkdirSync(ssh);
+      writeFileSync(join(ssh, "id"), "new key\n");
       writeFileSync(join(workspace, "go"), "");
       const exitCode = await exited;
       clearTimeout(timer);
       expect({ exitCode, stdout, out: readFileSync(join(workspace, "out"), "utf8") }).toEqual({
         exitCode: 0,
-        stdout: `ready\nhidden ${netrc}\nhidden ${docker}\nsibling\ndocker sibling\n`,
+        stdout: `ready\nhidden ${netrc}\nhidden ${docker}\nhidden ${ssh}/id\nsibling\ndocker sibling\n`,
         out: "written\n",
       });
     } finally {
