@@ -59,9 +59,13 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 
+// Without NODE_PATH: pnpm's bin shims set it to the workspace's hoisted node_modules/.pnpm/node_modules,
+// where require() would find the workspace's isolated-vm. A project that left the peer out has none.
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "NODE_PATH"));
+
 async function node(args: string[], file: string, source: string): Promise<string> {
   writeFileSync(join(project, file), source);
-  const { stdout } = await run(process.execPath, [...args, file], { cwd: project, timeout: 60_000 });
+  const { stdout } = await run(process.execPath, [...args, file], { cwd: project, env, timeout: 60_000 });
   return stdout;
 }
 
