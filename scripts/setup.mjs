@@ -142,7 +142,7 @@ export function setup(reporter = createReporter(undefined)) {
     });
     markInstallCurrent(catalog, tracked);
     console.log(
-      `setup: installed ${why}; pnpm-workspace.yaml and pnpm-lock.yaml are back as committed (git status stays clean).\n` +
+      `setup: installed ${why}; pnpm-workspace.yaml and pnpm-lock.yaml are back as they were, byte for byte (git status shows no change).\n` +
         "setup: after a pull that changes dependencies, run this again rather than pnpm install (which would build the catalog's isolated-vm)",
     );
   }
