@@ -323,7 +323,8 @@ class RemoteRun implements HelperRun {
         message: `The isolate helper process${pid === undefined ? "" : ` (pid ${pid})`} ${how} ${helper.ready ? "while the code ran" : "before it could run the code"}; every execution it held failed with it, and the next execution starts a new helper`,
       },
       undefined,
-      SANDBOX_CODES.ENGINE_CRASHED,
+      // Before `ready` no guest code ran there: the helper could not start, it did not crash under a run.
+      helper.ready ? SANDBOX_CODES.ENGINE_CRASHED : SANDBOX_CODES.ENGINE_FAILED,
     );
   }
 
