@@ -1,5 +1,6 @@
 // The server in process, over the SDK's in-memory transport: what the stdio suite (sandbox-cli) does not cover.
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -120,6 +121,37 @@ describe("createSandboxMcpServer", () => {
       } finally {
         await client.close();
         await mcp.close();
+      }
+    },
+  );
+
+  it.skipIf(!hasCurl)(
+    "a connection under network deny is denied, and the denial names the network policy",
+    async () => {
+      const listener = createServer((socket) => socket.end());
+      await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+      const { port } = listener.address() as AddressInfo;
+      const { client, mcp } = await connected({
+        engine: "vm",
+        allowUnsafeEngines: true,
+        enabledTools: ["run_command"],
+        shell: { network: "deny" },
+      });
+      try {
+        const result = (await client.callTool({
+          name: "run_command",
+          arguments: { command: `curl -sS --max-time 5 http://127.0.0.1:${port}/` },
+        })) as CallToolResult;
+        expect(result.isError).toBe(true);
+        expect(result.structuredContent).toMatchObject({
+          outcome: "denied",
+          deniedBy: 'the network policy "deny" (the command has no network)',
+          enforcement: { network: "deny" },
+        });
+      } finally {
+        await client.close();
+        await mcp.close();
+        listener.close();
       }
     },
   );

@@ -24,6 +24,7 @@ describe("error codes", () => {
       CODE_TOO_LONG: "SANDBOX_CODE_TOO_LONG",
       ENGINE_DISPOSED: "SANDBOX_ENGINE_DISPOSED",
       ENGINE_FAILED: "SANDBOX_ENGINE_FAILED",
+      ENGINE_CRASHED: "SANDBOX_ENGINE_CRASHED",
       ENGINE_UNAVAILABLE: "SANDBOX_ENGINE_UNAVAILABLE",
       GUEST_ERROR: "SANDBOX_GUEST_ERROR",
       SYNTAX_ERROR: "SANDBOX_SYNTAX_ERROR",
@@ -36,8 +37,8 @@ describe("error codes", () => {
       STREAM_CLOSED: "SANDBOX_STREAM_CLOSED",
     });
     const values = Object.values(SANDBOX_CODES);
-    expect(values).toHaveLength(21);
-    expect(new Set(values).size).toBe(21);
+    expect(values).toHaveLength(22);
+    expect(new Set(values).size).toBe(22);
     for (const [name, code] of Object.entries(SANDBOX_CODES)) expect(code).toBe(`SANDBOX_${name}`);
     expect(Object.isFrozen(SANDBOX_CODES)).toBe(true);
     expect(() => {

@@ -333,7 +333,7 @@ function registerRunCommand(
           stderr: result.stderr,
           truncated: result.truncated,
           ...(result.detail === undefined ? {} : { detail: result.detail }),
-          ...(outcome === "denied" ? { deniedBy: deniedBy(result.detail, policy.mode, result.backend) } : {}),
+          ...(outcome === "denied" ? { deniedBy: deniedBy(result, policy.mode) } : {}),
           enforcement: {
             mode: policy.mode,
             workspaceRoot: root,
@@ -376,8 +376,13 @@ function registerRunCommand(
   );
 }
 
-/** Which policy a denial came from: the network allow-list's proxy, or the file-effect mode. */
-function deniedBy(detail: string | undefined, mode: string, backend: string | undefined): string {
+/** Which policy a denial came from: the cut network, the network allow-list's proxy, or the file-effect mode. */
+function deniedBy(
+  result: { detail?: string | undefined; backend?: string | undefined; reason?: "network" | undefined },
+  mode: string,
+): string {
+  const { detail, backend } = result;
+  if (result.reason === "network") return 'the network policy "deny" (the command has no network)';
   const line = (detail ?? "").toLowerCase();
   if (PROXY_DENIAL_SIGNATURES.some((signature) => line.includes(signature.toLowerCase()))) {
     return "the network allow-list (the sandbox's filtering proxy refused the host)";
