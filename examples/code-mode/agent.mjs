@@ -1,7 +1,7 @@
 // Code mode, end to end, with a scripted stand-in for the model (no network):
 // tool definitions → their TypeScript declarations in the prompt → the "model's"
 // program → run under the isolate engine with hard limits → journal and result.
-// Run: node examples/code-mode/agent.mjs   (needs isolated-vm; the engine runs the isolates in a helper process)
+// Run: node examples/code-mode/agent.mjs   (needs isolated-vm; the engine runs the isolates in helper processes)
 import { createSandbox } from "@suaveplan/sandbox";
 import tools from "./tools.mjs";
 

@@ -2,8 +2,7 @@
 // and sandbox-isolate are copied (package.json + dist) into a temporary node_modules beside links
 // to everything else they import, so Node's resolution from them finds no isolated-vm — as after
 // `npm i @suaveplan/sandbox` without the peer. Runs the built code in child processes, in both
-// places the isolates can run: a helper process (plain `node`) and this process
-// (`--no-node-snapshot`).
+// places the isolates can run: helper processes (the default) and the application's own process.
 import { execFile } from "node:child_process";
 import {
   cpSync,
@@ -71,8 +70,12 @@ async function node(args: string[], file: string, source: string): Promise<strin
 
 const nodeMajor = Number(process.versions.node.split(".")[0]);
 const placements = [
-  ["a helper process (plain node)", []],
-  ["this process (--no-node-snapshot)", ["--no-node-snapshot"]],
+  ["helper processes (the default, plain node)", [], {}],
+  [
+    'this process (process: "in-process", --no-node-snapshot)',
+    ["--no-node-snapshot"],
+    { process: "in-process" },
+  ],
 ] as const;
 
 describe("@suaveplan/sandbox without isolated-vm installed", () => {
@@ -85,13 +88,13 @@ describe("@suaveplan/sandbox without isolated-vm installed", () => {
 
   it.each(placements)(
     "an isolate run in %s resolves SANDBOX_ENGINE_UNAVAILABLE with the npm i line; vm still runs",
-    async (_label, args) => {
+    async (_label, args, engineOptions) => {
       const stdout = await node(
         [...args],
         "engines.mjs",
         [
           'import { createSandbox } from "@suaveplan/sandbox";',
-          'const isolate = createSandbox({ engine: "isolate" });',
+          `const isolate = createSandbox({ engine: "isolate", engineOptions: ${JSON.stringify(engineOptions)} });`,
           'const vm = createSandbox({ engine: "vm" });',
           'const r = await isolate.execute("6 * 7");',
           'const v = await vm.execute("6 * 7");',
