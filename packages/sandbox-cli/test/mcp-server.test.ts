@@ -265,9 +265,9 @@ describe("suaveplan-sandbox mcp over stdio", () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(structured(other).result).toBe(2);
     expect(Buffer.byteLength(JSON.stringify(dag))).toBeLessThanOrEqual(65_536);
-    // Cut at depth 16: 2^16 leaves would not fit, so the node budget cuts too.
+    // Cut past depth 16: 2^16 leaves would not fit, so the node budget cuts too.
     let leaf = structured(dag).result;
-    for (let depth = 0; depth < 16; depth++) leaf = (leaf as unknown[])[0];
+    for (let depth = 0; depth <= 16; depth++) leaf = (leaf as unknown[])[0];
     expect(leaf).toEqual({ $cut: "Array nested deeper than 16" });
     expect(structured(dag).truncated).toBe(
       "cut to keep the response within 65536 bytes: the result (see its $cut tags)",

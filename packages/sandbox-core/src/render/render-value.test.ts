@@ -70,6 +70,19 @@ describe("budgets", () => {
     expect(json.text).toContain('{"$cut":"Array nested deeper than 16"}');
   });
 
+  it("shows maxDepth levels, then [Array] / [Object] in text and a $cut tag in JSON", () => {
+    let nested: unknown = ["x"];
+    for (let i = 0; i < 4; i += 1) nested = [nested, { o: 1 }];
+    expect(renderText(nested, { maxDepth: 1 })).toEqual({
+      text: "[ [ [Array], [Object] ], { o: 1 } ]",
+      truncated: true,
+    });
+    expect(renderJson(nested, { maxDepth: 1 }).json).toEqual([
+      [{ $cut: "Array nested deeper than 1" }, { $cut: "Object nested deeper than 1" }],
+      { o: 1 },
+    ]);
+  });
+
   it("a long array shows its first items and how many it left out, as util.inspect does", () => {
     const rows = Array.from({ length: 200_000 }, (_, i) => ({ i }));
     const text = renderText(rows, { maxItems: 2 });

@@ -194,8 +194,16 @@ function pruneForText(value: unknown, depth: number, budget: Budget, path: Map<o
   const seen = path.get(value);
   if (seen !== undefined) return seen; // a cycle: the copy of the ancestor, so inspect says [Circular *n]
   if (depth > budget.limits.maxDepth) {
-    // Past the depth inspect shows: an empty stand-in of the same kind prints as [Array], [Object], …
-    return value instanceof Map ? new Map() : value instanceof Set ? new Set() : isArray(value) ? [] : {};
+    budget.cut = true;
+    // Past the depth inspect shows: a one-entry stand-in of the same kind prints as [Array], [Object], …
+    // (inspect prints an empty one as [] or {} at any depth).
+    return value instanceof Map
+      ? new Map([[0, 0]])
+      : value instanceof Set
+        ? new Set([0])
+        : isArray(value)
+          ? [0]
+          : { "...": 0 };
   }
   if (value instanceof Date || value instanceof RegExp) {
     budget.bytes += 32;
@@ -372,7 +380,7 @@ function toJson(
   if (value instanceof RegExp) return tag("$regexp", jsonString(String(value), budget));
   const kind =
     value instanceof Map ? "Map" : value instanceof Set ? "Set" : isArray(value) ? "Array" : "Object";
-  if (depth >= budget.limits.maxDepth) {
+  if (depth > budget.limits.maxDepth) {
     budget.cut = true;
     budget.bytes += 40;
     return tag("$cut", `${kind} nested deeper than ${budget.limits.maxDepth}`);
