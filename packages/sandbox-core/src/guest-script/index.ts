@@ -1,4 +1,10 @@
 export {
+  ABSENT_GUEST_GLOBALS,
+  describeGuestGlobals,
+  GUEST_GLOBALS,
+  type GuestGlobal,
+} from "./guest-globals.js";
+export {
   type GuestScript,
   toGuestScript,
   type WrapShift,

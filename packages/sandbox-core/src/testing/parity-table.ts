@@ -1,6 +1,9 @@
 import { expect } from "vitest";
 import { SANDBOX_CODES } from "../error-codes/sandbox-codes.js";
 import type { SandboxEngine, SandboxResult } from "../types/sandbox-types.js";
+import { PARITY_COMPLETION_ROWS } from "./parity-completion.js";
+import { PARITY_URL_ROWS } from "./parity-url.js";
+import { PARITY_WEB_GLOBALS_ROWS } from "./parity-web-globals.js";
 
 /**
  * The parity table: one behaviour, one row, the exact value every engine must
@@ -357,6 +360,9 @@ export const PARITY_ROWS: readonly ParityRow[] = [
       "context.helpers.run: a function cannot be copied into the sandbox; pass plain data",
     ),
   },
+  ...PARITY_COMPLETION_ROWS,
+  ...PARITY_WEB_GLOBALS_ROWS,
+  ...PARITY_URL_ROWS,
 ];
 
 /** Run one row on `engine` and assert its exact value. */

@@ -7,6 +7,8 @@ import { installInspect } from "./install-inspect.js";
 import { installRealm } from "./install-realm.js";
 import { installSettle } from "./install-settle.js";
 import { installTimers } from "./install-timers.js";
+import { installUrl } from "./install-url.js";
+import { installWebGlobals } from "./install-web-globals.js";
 import type { KernelConfig } from "./kernel-kit.js";
 
 /** File name guest code is compiled under: the only frames a guest stack shows. */
@@ -29,6 +31,8 @@ const PARTS: readonly ((kit: never) => void)[] = [
   installInspect,
   installConsole,
   installTimers,
+  installWebGlobals,
+  installUrl,
   installCalls,
   installSettle,
   installHardening,
