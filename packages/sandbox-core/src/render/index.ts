@@ -7,3 +7,10 @@ export {
   renderJson,
   renderText,
 } from "./render-value.js";
+export {
+  type RunReport,
+  type RunReportCall,
+  type RunReportInput,
+  type RunReportLimits,
+  renderRunReport,
+} from "./run-report.js";
