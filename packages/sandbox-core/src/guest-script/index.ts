@@ -11,3 +11,4 @@ export {
   wrapTopLevelAwait,
   wrapWithShift,
 } from "./guest-script.js";
+export { type NormalizedModelCode, normalizeModelCode } from "./normalize-model-code.js";
