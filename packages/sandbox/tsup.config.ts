@@ -20,5 +20,6 @@ export default defineConfig(
     "pool/index": "src/pool/index.ts",
     "result-streamer/index": "src/result-streamer/index.ts",
     "sandbox/index": "src/sandbox/index.ts",
+    "ai/index": "src/ai/index.ts",
   }),
 );
