@@ -129,7 +129,7 @@ describe("normaliseTools", () => {
     [
       "no inputSchema",
       { f: { execute } },
-      "config.tools.f.inputSchema: must be a zod 4 schema or a JSON Schema object (got undefined)",
+      "config.tools.f.inputSchema: must be a zod 4 schema, a JSON Schema object, the AI SDK's jsonSchema() or a Standard Schema (got undefined)",
       { field: "config.tools.f.inputSchema", tool: "f" },
     ],
     [
@@ -139,14 +139,14 @@ describe("normaliseTools", () => {
       { field: "config.tools.f.inputSchema", tool: "f" },
     ],
     [
-      "a Standard Schema of another library",
+      "a Standard Schema of another version than 1",
       {
         f: {
-          inputSchema: { "~standard": { version: 1, vendor: "valibot", validate: () => ({ value: 1 }) } },
+          inputSchema: { "~standard": { version: 2, vendor: "valibot", validate: () => ({ value: 1 }) } },
           execute,
         },
       },
-      "config.tools.f.inputSchema: is a Standard Schema of a library other than zod 4; use a zod 4 schema or a JSON Schema object",
+      "config.tools.f.inputSchema: is a Standard Schema but not version 1 with a ~standard.validate function; use a zod 4 schema, a JSON Schema object or a Standard Schema v1",
       { field: "config.tools.f.inputSchema", tool: "f" },
     ],
     [

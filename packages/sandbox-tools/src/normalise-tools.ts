@@ -24,15 +24,38 @@ const objectPrototype = Object.prototype;
  * validated loosely.) Each keeps its own defaults: a zod `z.object` strips
  * unknown keys from what the handler gets, a JSON Schema object without
  * `additionalProperties: false` keeps them.
+ *
+ * The AI SDK's schema objects are unwrapped: `jsonSchema(schema, { validate? })`
+ * (marked with `Symbol.for("vercel.ai.schema")`) validates with its `validate`
+ * when it has one and otherwise by its JSON Schema, exactly as the plain JSON
+ * Schema would; either way it is declared from its JSON Schema. A lazy schema
+ * (a function returning one) is called once. A Standard Schema (v1) of a
+ * library other than zod validates with its own `~standard.validate`, and is
+ * declared from `~standard.jsonSchema.input()` (Standard JSON Schema) when the
+ * library offers it, else as `unknown`.
  */
 export interface CompiledToolSchema {
-  /** `zod` for a zod 4 schema, `json-schema` for a JSON Schema object. */
-  readonly kind: "zod" | "json-schema";
+  /**
+   * `zod` for a zod 4 schema, `json-schema` for a JSON Schema object,
+   * `ai-sdk` for the AI SDK's `jsonSchema()`, `standard-schema` for another
+   * Standard Schema library.
+   */
+  readonly kind: "zod" | "json-schema" | "ai-sdk" | "standard-schema";
   /** The schema as the tool wrote it. */
   readonly source: ToolSchema;
-  /** What validates: the zod schema itself, or the one converted from the JSON Schema. */
+  /** What validates: the zod schema itself, the one converted from the JSON Schema, or a wrapper of the library's own `validate`. */
   readonly validator: z.core.$ZodType;
+  /** For every kind but `zod`: the JSON Schema the declaration is made from (frozen); `{}` when there is none. */
+  readonly jsonSchema?: JsonSchemaObject | undefined;
 }
+
+/**
+ * A tool's `needsApproval` as normalised: `false` when absent. A function is
+ * the AI SDK's `(input, { toolCallId, messages }) => boolean | Promise<boolean>`.
+ */
+export type NeedsApproval =
+  | boolean
+  | ((input: unknown, options: { toolCallId: string; messages: readonly unknown[] }) => unknown);
 
 /** One tool after {@link normaliseTools}: checked, with its fields read once. */
 export interface NormalisedTool {
@@ -40,6 +63,8 @@ export interface NormalisedTool {
   readonly description: string | undefined;
   readonly inputSchema: CompiledToolSchema;
   readonly outputSchema: CompiledToolSchema | undefined;
+  /** The tool's `needsApproval` (the AI SDK's): `false` when absent. */
+  readonly needsApproval: NeedsApproval;
   /** The tool's `execute`, as it was when normalised. */
   readonly execute: (input: unknown, options: ToolExecutionOptions) => unknown;
 }
@@ -116,7 +141,19 @@ export function normaliseTools(
         },
       );
     }
-    const { description, inputSchema, outputSchema, execute } = definition as Partial<ToolDefinition>;
+    const { description, inputSchema, outputSchema, execute, needsApproval } =
+      definition as Partial<ToolDefinition>;
+    if (
+      needsApproval !== undefined &&
+      typeof needsApproval !== "boolean" &&
+      typeof needsApproval !== "function"
+    ) {
+      fail(
+        `${at}.needsApproval`,
+        `must be a boolean or a function (input, { toolCallId, messages }) => boolean (got ${kindOf(needsApproval)})`,
+        { tool: name },
+      );
+    }
     if (description !== undefined && typeof description !== "string") {
       fail(`${at}.description`, `must be a string (got ${kindOf(description)})`, { tool: name });
     }
@@ -142,6 +179,7 @@ export function normaliseTools(
         description,
         inputSchema: compile(inputSchema, "inputSchema"),
         outputSchema: outputSchema === undefined ? undefined : compile(outputSchema, "outputSchema"),
+        needsApproval: (needsApproval ?? false) as NeedsApproval,
         execute: execute as NormalisedTool["execute"],
       }),
     );
@@ -168,10 +206,26 @@ export function mergeTools(...sets: ReadonlyArray<NormalisedToolSet | undefined>
   return toolSet(merged);
 }
 
+const AI_SDK_SCHEMA = Symbol.for("vercel.ai.schema");
+const EMPTY_SCHEMA: JsonSchemaObject = Object.freeze({});
+
 /** The compiled schema, or why `schema` is not one we accept. */
 function compileSchema(schema: unknown): CompiledToolSchema | string {
+  // The AI SDK's lazy schema: a function returning the schema, called once.
+  if (typeof schema === "function") {
+    let made: unknown;
+    try {
+      made = (schema as () => unknown)();
+    } catch (error) {
+      return `is a function (a lazy schema) that threw: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    if (typeof made !== "object" || made === null || typeof made === "function") {
+      return `is a function (a lazy schema) that returned ${kindOf(made)}; it must return a schema`;
+    }
+    return compileSchema(made);
+  }
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
-    return `must be a zod 4 schema or a JSON Schema object (got ${kindOf(schema)})`;
+    return `must be a zod 4 schema, a JSON Schema object, the AI SDK's jsonSchema() or a Standard Schema (got ${kindOf(schema)})`;
   }
   if ("_zod" in schema) {
     return Object.freeze({
@@ -183,13 +237,23 @@ function compileSchema(schema: unknown): CompiledToolSchema | string {
   if ("_def" in schema && "safeParse" in schema) {
     return 'is a zod 3 schema; use zod 4 (zod@^4: `import { z } from "zod"`) or a JSON Schema object';
   }
-  if ("~standard" in schema) {
-    return "is a Standard Schema of a library other than zod 4; use a zod 4 schema or a JSON Schema object";
-  }
+  if ((schema as Record<PropertyKey, unknown>)[AI_SDK_SCHEMA] === true) return compileAiSdkSchema(schema);
+  if ("~standard" in schema) return compileStandardSchema(schema);
   const proto = getPrototypeOf(schema);
   if (proto !== objectPrototype && proto !== null) {
     return "must be a zod 4 schema or a plain JSON Schema object (got an instance of a class)";
   }
+  const compiled = compileJsonSchema(schema);
+  if (typeof compiled === "string") return compiled;
+  return Object.freeze({
+    kind: "json-schema",
+    source: compiled.copy,
+    validator: compiled.validator,
+    jsonSchema: compiled.copy,
+  });
+}
+
+function compileJsonSchema(schema: object): { copy: JsonSchemaObject; validator: z.core.$ZodType } | string {
   // A frozen copy: what validates and what is declared cannot change after normalising.
   let copy: JsonSchemaObject;
   try {
@@ -199,11 +263,124 @@ function compileSchema(schema: unknown): CompiledToolSchema | string {
   }
   try {
     const validator = z.fromJSONSchema(copy as z.core.JSONSchema.JSONSchema);
-    return Object.freeze({ kind: "json-schema", source: copy, validator });
+    return { copy, validator };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return `is not a JSON Schema zod can validate with: ${reason}`;
   }
+}
+
+/** The AI SDK's `jsonSchema(schema, { validate? })`: `{ [Symbol.for("vercel.ai.schema")]: true, jsonSchema, validate? }`. */
+function compileAiSdkSchema(schema: object): CompiledToolSchema | string {
+  let json: unknown;
+  try {
+    json = (schema as { jsonSchema?: unknown }).jsonSchema;
+  } catch (error) {
+    return `is an AI SDK schema whose jsonSchema threw: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return `is an AI SDK schema whose jsonSchema is not a JSON Schema object (got ${kindOf(json)})`;
+  }
+  const compiled = compileJsonSchema(json);
+  if (typeof compiled === "string")
+    return `is an AI SDK jsonSchema() whose JSON Schema ${compiled.replace(/^(is|must be) /, "$1 ")}`;
+  const { validate } = schema as { validate?: unknown };
+  if (validate !== undefined && typeof validate !== "function") {
+    return `is an AI SDK schema whose validate is not a function (got ${kindOf(validate)})`;
+  }
+  const validator =
+    validate === undefined
+      ? compiled.validator
+      : wrapValidate(async (value) => {
+          const result = (await (validate as (v: unknown) => unknown)(value)) as
+            | { success: true; value: unknown }
+            | { success: false; error: unknown };
+          if (result?.success === true) return { value: result.value };
+          return { issues: issuesOfError(result?.error) };
+        });
+  return Object.freeze({
+    kind: "ai-sdk",
+    source: schema as ToolSchema,
+    validator,
+    jsonSchema: compiled.copy,
+  });
+}
+
+/** A Standard Schema v1 (`~standard.validate`), declared by its Standard JSON Schema when it has one. */
+function compileStandardSchema(schema: object): CompiledToolSchema | string {
+  const standard = (schema as { "~standard"?: unknown })["~standard"];
+  const props = standard as { version?: unknown; validate?: unknown; jsonSchema?: unknown; vendor?: unknown };
+  if (
+    typeof standard !== "object" ||
+    standard === null ||
+    props.version !== 1 ||
+    typeof props.validate !== "function"
+  ) {
+    return "is a Standard Schema but not version 1 with a ~standard.validate function; use a zod 4 schema, a JSON Schema object or a Standard Schema v1";
+  }
+  let jsonSchema = EMPTY_SCHEMA;
+  const converter = props.jsonSchema as { input?: unknown } | undefined;
+  if (typeof converter === "object" && converter !== null && typeof converter.input === "function") {
+    for (const target of ["draft-2020-12", "draft-07"]) {
+      try {
+        const made = (converter.input as (o: { target: string }) => unknown)({ target });
+        if (typeof made === "object" && made !== null && !Array.isArray(made)) {
+          jsonSchema = deepFreeze(structuredClone(made) as JsonSchemaObject);
+          break;
+        }
+      } catch {
+        // This target is not offered; try the next, else declare `unknown`.
+      }
+    }
+  }
+  const validate = props.validate as (value: unknown) => unknown;
+  const validator = wrapValidate(async (value) => {
+    const result = (await validate(value)) as { value?: unknown; issues?: readonly StandardIssue[] };
+    if (result?.issues === undefined) return { value: result?.value };
+    return { issues: result.issues };
+  });
+  return Object.freeze({ kind: "standard-schema", source: schema as ToolSchema, validator, jsonSchema });
+}
+
+interface StandardIssue {
+  readonly message: string;
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+}
+
+/** Another library's validate as a zod schema, so the runner validates every kind the same way and words issues alike. */
+function wrapValidate(
+  validate: (value: unknown) => Promise<{ value: unknown } | { issues: readonly StandardIssue[] }>,
+): z.core.$ZodType {
+  return z.unknown().transform(async (value, ctx) => {
+    const result = await validate(value);
+    if ("value" in result) return result.value;
+    const issues = result.issues.length > 0 ? result.issues : [{ message: "is invalid" }];
+    for (const issue of issues) {
+      const path = (issue.path ?? []).map((segment) =>
+        typeof segment === "object" && segment !== null ? segment.key : segment,
+      );
+      ctx.addIssue({ code: "custom", message: String(issue.message), path: path as (string | number)[] });
+    }
+    return z.NEVER;
+  });
+}
+
+/** The issues in what an AI SDK validate failed with: a ZodError's, a Standard Schema's (as `cause`), or its message. */
+function issuesOfError(error: unknown): readonly StandardIssue[] {
+  if (typeof error === "object" && error !== null) {
+    const { issues, cause, message } = error as { issues?: unknown; cause?: unknown; message?: unknown };
+    if (Array.isArray(issues)) return issues as StandardIssue[];
+    if (Array.isArray(cause)) return cause as StandardIssue[];
+    if (
+      typeof cause === "object" &&
+      cause !== null &&
+      Array.isArray((cause as { issues?: unknown }).issues)
+    ) {
+      return (cause as { issues: StandardIssue[] }).issues;
+    }
+    if (typeof message === "string") return [{ message }];
+  }
+  return [{ message: typeof error === "string" ? error : "is invalid" }];
 }
 
 function deepFreeze<T>(value: T): T {

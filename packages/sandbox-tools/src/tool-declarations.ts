@@ -60,7 +60,7 @@ export function toolDeclarations(tools: ToolSet | NormalisedToolSet | undefined)
 
 /** The JSON Schema a declaration is made from: the source itself, or zod's rendering of the zod schema (cached). */
 function jsonSchemaOf(schema: CompiledToolSchema, io: Io): unknown {
-  if (schema.kind === "json-schema") return schema.source;
+  if (schema.kind !== "zod") return schema.jsonSchema ?? {};
   let cached = jsonSchemas.get(schema);
   if (cached === undefined) {
     cached = {};

@@ -6,8 +6,14 @@ import type { z } from "zod";
  */
 export type JsonSchemaObject = { readonly [keyword: string]: unknown };
 
-/** A tool's input or output schema: a zod 4 schema (`zod` or `zod/mini`) or a {@link JsonSchemaObject}. */
-export type ToolSchema = z.core.$ZodType | JsonSchemaObject;
+/**
+ * A tool's input or output schema: a zod 4 schema (`zod` or `zod/mini`), a
+ * {@link JsonSchemaObject}, the AI SDK's `jsonSchema()` (or a lazy schema, a
+ * function returning one), or a Standard Schema v1 of another library (its
+ * `~standard.validate` validates; declared as `unknown` unless it offers
+ * `~standard.jsonSchema`).
+ */
+export type ToolSchema = z.core.$ZodType | JsonSchemaObject | (() => unknown);
 
 /** What a schema validates to: the zod output type, or `unknown` for a JSON Schema. */
 export type SchemaOutput<S> = S extends z.core.$ZodType ? z.core.output<S> : unknown;
@@ -47,8 +53,27 @@ export interface ToolDefinition<Input = any, Output = unknown> {
   inputSchema: ToolSchema;
   /** Checked on the way back when given; a failure reaches the guest as a `ToolError`. */
   outputSchema?: ToolSchema | undefined;
-  /** Runs the call on the host. */
-  execute(input: Input, options: ToolExecutionOptions): Output | PromiseLike<Output>;
+  /**
+   * The AI SDK's `needsApproval`: `true`, or a function
+   * `(input, { toolCallId, messages }) => boolean | Promise<boolean>` asked
+   * after the input is validated. A call that needs approval runs only when
+   * every `approveToolCall` hook returns `true` (each sees
+   * `needsApproval: true` in its request); with no hook configured it is
+   * refused (`denied`, fail closed). A function that throws or returns a
+   * non-boolean denies the call.
+   */
+  needsApproval?:
+    | boolean
+    | ((
+        input: Input,
+        options: { toolCallId: string; messages: readonly unknown[] },
+      ) => boolean | PromiseLike<boolean>)
+    | undefined;
+  /**
+   * Runs the call on the host. An async generator (the AI SDK's preliminary
+   * results) is run to its end: the guest gets the last value it yielded.
+   */
+  execute(input: Input, options: ToolExecutionOptions): Output | PromiseLike<Output> | AsyncIterable<Output>;
 }
 
 /** Tools by name; every name is a JavaScript identifier (the guest calls `tools.<name>`). */

@@ -55,11 +55,19 @@ export interface ToolApprovalRequest {
   readonly toolCallId: string;
   /** Aborted when the execution ends before the hook answers (dismiss a pending prompt). */
   readonly abortSignal: AbortSignal;
+  /**
+   * `true` when the tool's own `needsApproval` (the AI SDK's) asked for this
+   * call to be approved: put it before a human. `false` for other calls, which
+   * a hook is asked about too (it may still deny them).
+   */
+  readonly needsApproval: boolean;
 }
 
 /**
  * Decides whether one tool call may run (the human-in-the-loop seam). Only
- * `true` approves; anything else, a rejection or a throw denies.
+ * `true` approves; anything else, a rejection or a throw denies. Every hook
+ * is asked about every call; a call whose tool's `needsApproval` asks for
+ * approval is refused (`denied`) when no hook is configured.
  */
 export type ApproveToolCall = (call: ToolApprovalRequest) => boolean | Promise<boolean>;
 
@@ -260,11 +268,55 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     }
     const value = parsed.data;
 
+    // The AI SDK's needsApproval: fail closed on a throw, a non-boolean or a missing hook.
+    let needsApproval: boolean;
+    if (typeof tool.needsApproval === "boolean") needsApproval = tool.needsApproval;
+    else {
+      let answer: unknown;
+      try {
+        answer = await apply(tool.needsApproval, undefined, [
+          value,
+          Object.freeze({ toolCallId, messages: NO_MESSAGES }),
+        ]);
+      } catch (error) {
+        const why = cut(textOf(error) ?? "it threw", maxMessageChars);
+        settle(
+          entry,
+          "denied",
+          undefined,
+          `tool ${name} was denied: its needsApproval function threw: ${why}`,
+        );
+        return;
+      }
+      if (entry.done) return;
+      if (typeof answer !== "boolean") {
+        settle(
+          entry,
+          "denied",
+          undefined,
+          `tool ${name} was denied: its needsApproval function returned ${describeKind(answer)}, not a boolean`,
+        );
+        return;
+      }
+      needsApproval = answer;
+    }
+    if (needsApproval && approvers.length === 0) {
+      settle(
+        entry,
+        "denied",
+        undefined,
+        `tool ${name} was denied: it needs approval (needsApproval) and no approveToolCall hook is configured; the host must pass approveToolCall to createSandbox() or execute()`,
+      );
+      return;
+    }
+
     for (const approve of approvers) {
       let approved = false;
       try {
         approved =
-          (await approve(Object.freeze({ tool: name, input: value, toolCallId, abortSignal }))) === true;
+          (await approve(
+            Object.freeze({ tool: name, input: value, toolCallId, abortSignal, needsApproval }),
+          )) === true;
       } catch {
         approved = false;
       }
@@ -284,7 +336,8 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         toolCallId,
         messages: NO_MESSAGES,
       });
-      output = await entry.span.run(() => apply(tool.execute, undefined, [value, execution]));
+      const result = entry.span.run(() => apply(tool.execute, undefined, [value, execution]));
+      output = isAsyncIterable(result) ? await lastValue(result, abortSignal) : await result;
     } catch (error) {
       settle(entry, "error", undefined, cut(textOf(error) || `tool ${name} failed`, maxMessageChars));
       return;
@@ -503,6 +556,57 @@ function checkOptions(options: ToolRunnerOptions): CheckedOptions {
     parentContext,
     signal,
   };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
+  );
+}
+
+/**
+ * The last value an async generator `execute` yields (the AI SDK's
+ * preliminary results end with the final one), `undefined` if none. When
+ * `signal` aborts, the iterator's `return()` is called so the generator's
+ * `finally` runs and it stops.
+ */
+async function lastValue(iterable: AsyncIterable<unknown>, signal: AbortSignal): Promise<unknown> {
+  const iterator = iterable[Symbol.asyncIterator]();
+  let stopped = false;
+  const stop = (): void => {
+    if (stopped) return;
+    stopped = true;
+    if (typeof iterator.return === "function") {
+      Promise.resolve()
+        .then(() => iterator.return?.())
+        .catch(() => {});
+    }
+  };
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    let last: unknown;
+    while (!signal.aborted) {
+      const step = await iterator.next();
+      if (step.done) break;
+      last = step.value;
+    }
+    if (signal.aborted) stop();
+    return last;
+  } finally {
+    signal.removeEventListener("abort", stop);
+  }
+}
+
+function describeKind(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object"
+    ? "an object"
+    : typeof value === "undefined"
+      ? "undefined"
+      : `a ${typeof value}`;
 }
 
 /** The text of a thrown value: a string itself, or an object's string `message`; never its stack. */
