@@ -12,3 +12,17 @@ export {
   SandboxPoolConfigSchema,
   withoutUndefined,
 } from "./sandbox-schemas.js";
+export {
+  DURATION_UNITS,
+  type DurationInput,
+  durationSchema,
+  formatSize,
+  parseDuration,
+  parseSize,
+  readDuration,
+  readSize,
+  SIZE_UNITS,
+  type SizeInput,
+  sizeSchema,
+  type UnitReading,
+} from "./units.js";

@@ -10,10 +10,12 @@ import {
   type SandboxModule,
   type SandboxOptions,
 } from "../types/sandbox-types.js";
+import { durationSchema, sizeSchema } from "./units.js";
 
 const language = z.enum(["javascript", "typescript"]);
-const milliseconds = z.number().int().positive().max(MAX_TIMER_MS);
-const bytes = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+// Durations and sizes take a number (ms, bytes) or a string with its unit ("30s", "64MiB"); see units.ts.
+const milliseconds = durationSchema(MAX_TIMER_MS);
+const bytes = sizeSchema(Number.MAX_SAFE_INTEGER);
 
 /** Defaults applied by {@link parseSandboxConfig}. */
 export const SANDBOX_DEFAULTS: Readonly<

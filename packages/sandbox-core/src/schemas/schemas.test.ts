@@ -82,10 +82,10 @@ describe("schemas", () => {
   });
 
   it("raises INVALID_OPTIONS for bad per-execution options", () => {
-    const error = thrown(() => parseSandboxOptions({ timeout: "5s" }));
+    const error = thrown(() => parseSandboxOptions({ timeout: "5 seconds" }));
     expect(error.code).toBe("SANDBOX_INVALID_OPTIONS");
     expect(error.message).toBe(
-      'Invalid execution options: options.timeout: Invalid input: expected number, received string (got "5s") (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md',
+      'Invalid execution options: options.timeout: unknown unit "seconds" (did you mean s?); units are ms, s, m, h (got "5 seconds") (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md',
     );
     expect(thrown(() => parseSandboxOptions({ onLog: 3 })).message).toBe(
       "Invalid execution options: options.onLog: must be a function (got 3) (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",
