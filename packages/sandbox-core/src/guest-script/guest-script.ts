@@ -15,10 +15,6 @@ interface PositionedNode extends Node {
   end: number;
 }
 
-interface ExpressionStatementNode extends PositionedNode {
-  expression: PositionedNode;
-}
-
 /**
  * Prepare a snippet for every engine alike. Plain scripts pass through
  * unchanged, so `2 + 3` completes with `5`. A snippet using top-level `await`
@@ -45,46 +41,175 @@ export function toGuestScript(code: string): GuestScript {
   return source === undefined ? { source: code, async: false } : { source, async: true };
 }
 
-/** How the async wrapper moved positions, so errors can point at the original code. */
+/**
+ * How the async wrapper moved positions, so errors can point at the original
+ * code. Every insertion is `[line, column, length]` in the wrapped source
+ * (1-based line, 0-based column), sorted by line then column; the wrapper's
+ * opening is the first, on line 1. Insertions add no line breaks, so lines
+ * are the same as in the code.
+ */
 export interface WrapShift {
-  /** Characters the wrapper adds before the code on line 1. */
-  prefix: number;
-  /** 1-based line (in the wrapped source) where `return (` was inserted; 0 when none. */
-  line: number;
-  /** 0-based column (in the wrapped source) where it starts. */
-  column: number;
-  /** Its length. */
-  length: number;
+  insertions: Array<[line: number, column: number, length: number]>;
 }
 
 /** The wrapper's opening, on line 1 so line numbers stay the same. */
 const WRAP_OPEN = "(async () => {";
-const RETURN_OPEN = "return (";
+/** Holds the completion value; no guest code can name it by accident (see {@link completionName}). */
+const COMPLETION = "$sandbox$completion";
 
 /** The async-arrow form of `code` when its parsed script uses top-level `await`/`return`, else undefined. */
 export function wrapTopLevelAwait(code: string, parsed: Program): string | undefined {
   return wrapWithShift(code, parsed)?.source;
 }
 
-/** {@link wrapTopLevelAwait} with how positions moved. */
+/**
+ * {@link wrapTopLevelAwait} with how positions moved. The arrow returns the
+ * script's completion value, the one the same code has without `await`
+ * (ECMAScript completion records): every top-level statement that produces a
+ * value stores it in one variable, statements that reset it to `undefined`
+ * (`if`, `switch`, loops, `try`, `with`) do so first, a `catch` starts afresh
+ * and a `finally` that completes normally leaves it as it was. Functions and
+ * classes are not entered. A top-level `return x` still returns `x`.
+ */
 export function wrapWithShift(
   code: string,
   parsed: Program,
 ): { source: string; shift: WrapShift } | undefined {
   const program = parsed as unknown as PositionedNode & { body: PositionedNode[] };
   if (!usesTopLevelAwaitOrReturn(program)) return undefined;
-  const last = program.body.at(-1);
-  let body = code;
-  const shift: WrapShift = { prefix: WRAP_OPEN.length, line: 0, column: 0, length: RETURN_OPEN.length };
-  if (last?.type === "ExpressionStatement") {
-    const expression = (last as ExpressionStatementNode).expression;
-    body = `${code.slice(0, last.start)}${RETURN_OPEN}${code.slice(expression.start, expression.end)});${code.slice(last.end)}`;
-    const before = code.slice(0, last.start);
-    const lineStart = before.lastIndexOf("\n") + 1;
-    shift.line = before.split("\n").length;
-    shift.column = last.start - lineStart + (shift.line === 1 ? WRAP_OPEN.length : 0);
+  const name = completionName(code);
+  const edits = completionEdits(program.body, name);
+  let body = "";
+  let from = 0;
+  for (const edit of edits) {
+    body += code.slice(from, edit.at) + edit.text;
+    from = edit.at;
   }
-  return { source: `${WRAP_OPEN}${body}\n})()`, shift };
+  body += code.slice(from);
+  return {
+    source: `${WRAP_OPEN}${body}\nreturn ${name}; var ${name};\n})()`,
+    shift: { insertions: insertionsOf(code, edits) },
+  };
+}
+
+/** {@link COMPLETION}, made longer in the odd case the code already holds that text. */
+function completionName(code: string): string {
+  let name = COMPLETION;
+  while (code.includes(name)) name += "$";
+  return name;
+}
+
+interface Edit {
+  /** Offset in the original code. */
+  at: number;
+  text: string;
+}
+
+type Statement = PositionedNode & Record<string, unknown>;
+
+/** Text to insert so the statement list stores its completion value in `name`; sorted by offset, stable. */
+function completionEdits(body: PositionedNode[], name: string): Edit[] {
+  const edits: Edit[] = [];
+  const reset = `${name} = void 0;`;
+  // `inList`: the statement sits in a statement list, so a reset may go before it; in a
+  // single-statement position (`if (a) while (b) …`) it and the reset are wrapped in braces.
+  const visit = (node: Statement, prefixAt: number, inList: boolean): void => {
+    switch (node.type) {
+      case "ExpressionStatement": {
+        if (typeof node.directive === "string") return;
+        const expression = node.expression as PositionedNode;
+        edits.push({ at: expression.start, text: `${name} = (` });
+        edits.push({ at: expression.end, text: node.end === expression.end ? ");" : ")" });
+        return;
+      }
+      case "BlockStatement":
+        for (const child of node.body as Statement[]) visit(child, child.start, true);
+        return;
+      case "LabeledStatement":
+        // A reset goes before the label: `l: x = void 0; while …` would label the wrong statement.
+        visit(node.body as Statement, prefixAt, inList);
+        return;
+      case "IfStatement":
+      case "SwitchStatement":
+      case "WhileStatement":
+      case "DoWhileStatement":
+      case "ForStatement":
+      case "ForInStatement":
+      case "ForOfStatement":
+      case "TryStatement":
+      case "WithStatement": {
+        edits.push({ at: prefixAt, text: inList ? reset : `{${reset}` });
+        visitCompound(node);
+        if (!inList) edits.push({ at: node.end, text: "}" });
+        return;
+      }
+      default:
+        // Declarations, empty statements, break/continue/return/throw/debugger produce no value.
+        return;
+    }
+  };
+  const visitCompound = (node: Statement): void => {
+    const single = (child: unknown) => {
+      if (child != null) visit(child as Statement, (child as Statement).start, false);
+    };
+    switch (node.type) {
+      case "IfStatement":
+        single(node.consequent);
+        single(node.alternate);
+        return;
+      case "SwitchStatement":
+        for (const switchCase of node.cases as Array<{ consequent: Statement[] }>) {
+          for (const child of switchCase.consequent) visit(child, child.start, true);
+        }
+        return;
+      case "TryStatement": {
+        visit(node.block as Statement, 0, true);
+        const handler = node.handler as { body: Statement } | null;
+        if (handler != null) {
+          // A catch's completion does not include what the try block produced before throwing.
+          edits.push({ at: handler.body.start + 1, text: reset });
+          visit(handler.body, 0, true);
+        }
+        const finalizer = node.finalizer as Statement | null;
+        if (finalizer != null) {
+          // A finally block that completes normally keeps the try/catch's completion.
+          edits.push({ at: finalizer.start + 1, text: `let ${name}$saved = ${name};` });
+          visit(finalizer, 0, true);
+          edits.push({ at: finalizer.end - 1, text: `${name} = ${name}$saved;` });
+        }
+        return;
+      }
+      default:
+        single(node.body);
+    }
+  };
+  for (const statement of body as Statement[]) visit(statement, statement.start, true);
+  // Stable: edits at one offset keep the order they were made in (outer opens, then inner; inner closes, then outer).
+  return edits
+    .map((edit, index) => ({ edit, index }))
+    .sort((a, b) => a.edit.at - b.edit.at || a.index - b.index)
+    .map(({ edit }) => edit);
+}
+
+/** The edits (sorted) as {@link WrapShift} insertions in wrapped coordinates, the wrapper's opening first. */
+function insertionsOf(code: string, edits: Edit[]): WrapShift["insertions"] {
+  const insertions: WrapShift["insertions"] = [[1, 0, WRAP_OPEN.length]];
+  let line = 1;
+  let lineStart = 0;
+  let scanned = 0;
+  let added = WRAP_OPEN.length;
+  for (const edit of edits) {
+    for (; scanned < edit.at; scanned++) {
+      if (code.charCodeAt(scanned) === 10) {
+        line++;
+        lineStart = scanned + 1;
+        added = 0;
+      }
+    }
+    insertions.push([line, edit.at - lineStart + added, edit.text.length]);
+    added += edit.text.length;
+  }
+  return insertions;
 }
 
 function usesTopLevelAwaitOrReturn(program: PositionedNode): boolean {

@@ -69,7 +69,7 @@ export interface DriverPlan {
   /** Names of the host functions the guest may call as `tools.<name>(input)`. */
   tools?: readonly string[] | undefined;
   /** How preparing moved positions in the guest code (top-level await wrapper). */
-  shift?: { prefix: number; line: number; column: number; length: number } | undefined;
+  shift?: { insertions: Array<[line: number, column: number, length: number]> } | undefined;
   /** Context globals as codec text of an object, or "". */
   contextText: string;
   /** Data modules as JSON of `[[name, codecText], …]`, or "". */

@@ -134,5 +134,5 @@ export interface RunConfig {
   /** Names of the host functions the guest may call as `tools.<name>(input)`; none when absent. */
   tools?: string[];
   /** How the async wrapper moved positions in the guest code (sandbox-core's `WrapShift`). */
-  shift?: { prefix: number; line: number; column: number; length: number };
+  shift?: { insertions: Array<[line: number, column: number, length: number]> };
 }

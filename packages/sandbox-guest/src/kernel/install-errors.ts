@@ -71,16 +71,21 @@ export function installErrors(kit: KernelKit): void {
 
   /** Undo the async wrapper's shift (see `WrapShift` in sandbox-core) so positions name the original code. */
   const original = (line: number, column: number): number => {
-    const shift = (
-      kit as { runConfig?: { shift?: { prefix: number; line: number; column: number; length: number } } }
-    ).runConfig?.shift;
-    if (shift === undefined) return column;
-    let col = column;
-    if (line === shift.line && col - 1 >= shift.column) {
-      col = col - 1 >= shift.column + shift.length ? col - shift.length : shift.column + 1;
+    const insertions = (kit as { runConfig?: { shift?: { insertions: Array<[number, number, number]> } } })
+      .runConfig?.shift?.insertions;
+    if (insertions === undefined) return column;
+    // Insertions are sorted by line then column and add no line breaks: subtract those before the
+    // position on its line; a position inside one names the original code where it was inserted.
+    const at = column - 1;
+    let removed = 0;
+    for (let i = 0; i < insertions.length; i++) {
+      const [insertLine, insertColumn, length] = insertions[i] as [number, number, number];
+      if (insertLine < line) continue;
+      if (insertLine > line || at < insertColumn) break;
+      if (at < insertColumn + length) return insertColumn - removed + 1;
+      removed += length;
     }
-    if (line === 1) col = col > shift.prefix ? col - shift.prefix : 1;
-    return col;
+    return at - removed + 1;
   };
 
   const formatFrame = (frame: unknown, file: string): string => {

@@ -18,7 +18,7 @@ describe("parseRunnerInput", () => {
       const request = built(code);
       expect(parseRunnerInput(JSON.stringify(request))).toStrictEqual(JSON.parse(JSON.stringify(request)));
     }
-    expect(built("await null; a").shift).toBeDefined();
+    expect(built("await null; a").shift?.insertions.length).toBeGreaterThan(1);
   });
 
   it("keeps only the known fields", () => {
@@ -48,8 +48,24 @@ describe("parseRunnerInput", () => {
       [{ ...base, timeoutMs: 1.5 }, "request.timeoutMs: must be a positive integer"],
       [{ ...base, timeoutMs: 2 ** 31 }, "request.timeoutMs: must be at most 2147483647 (ms)"],
       [
-        { ...base, shift: { prefix: 1, line: 0, column: -1, length: 0 } },
-        "request.shift.column: must be a non-negative integer",
+        { ...base, shift: { prefix: 1, line: 0, column: 0, length: 0 } },
+        "request.shift.insertions: must be an array",
+      ],
+      [
+        {
+          ...base,
+          shift: {
+            insertions: [
+              [1, 0, 14],
+              [2, 3],
+            ],
+          },
+        },
+        "request.shift.insertions[1]: must be [line, column, length]",
+      ],
+      [
+        { ...base, shift: { insertions: [[1, -1, 14]] } },
+        "request.shift.insertions[0] (column): must be a non-negative integer",
       ],
       [{ ...base, tools: [1] }, "request.tools: must be an array of strings"],
       [{ ...base, straightLine: "yes" }, "request.straightLine: must be a boolean"],

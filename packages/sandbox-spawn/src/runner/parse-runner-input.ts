@@ -11,7 +11,7 @@ const LIMITS = [
   "maxResultBytes",
   "maxCallBytes",
 ] as const;
-const SHIFT_FIELDS = ["prefix", "line", "column", "length"] as const;
+const SHIFT_FIELDS = ["line", "column", "length"] as const;
 
 /**
  * Read the `ExecutionRequest` the runner got on stdin, keeping only its known
@@ -72,15 +72,20 @@ function sourceModulesOf(value: unknown): ExecutionRequest["sourceModules"] {
 
 function shiftOf(value: unknown): NonNullable<ExecutionRequest["shift"]> {
   if (!isRecord(value)) throw new Error("request.shift: must be an object");
-  const shift = { prefix: 0, line: 0, column: 0, length: 0 };
-  for (const field of SHIFT_FIELDS) {
-    const n = value[field];
-    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
-      throw new Error(`request.shift.${field}: must be a non-negative integer`);
+  if (!Array.isArray(value.insertions)) throw new Error("request.shift.insertions: must be an array");
+  const insertions = value.insertions.map((entry: unknown, index): [number, number, number] => {
+    if (!Array.isArray(entry) || entry.length !== SHIFT_FIELDS.length) {
+      throw new Error(`request.shift.insertions[${index}]: must be [line, column, length]`);
     }
-    shift[field] = n;
-  }
-  return shift;
+    SHIFT_FIELDS.forEach((field, at) => {
+      const n: unknown = entry[at];
+      if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
+        throw new Error(`request.shift.insertions[${index}] (${field}): must be a non-negative integer`);
+      }
+    });
+    return [entry[0], entry[1], entry[2]];
+  });
+  return { insertions };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
