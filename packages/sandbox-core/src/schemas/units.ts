@@ -206,5 +206,5 @@ export function formatSize(bytes: number): string {
     const size = SIZE_UNITS[unit] as number;
     if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
   }
-  return `${bytes} bytes`;
+  return bytes === 1 ? "1 byte" : `${bytes} bytes`;
 }

@@ -151,17 +151,64 @@ describe("IsolateEngine", () => {
     expect(isolates.map((i) => i.isDisposed)).toEqual([true, false]);
   });
 
-  it("rounds memoryLimit up to whole MiB, at least isolated-vm's 8 MiB, per engine and per call (and bounds results by it)", async () => {
+  it("rounds memoryLimit up to whole MiB, per engine and per call", async () => {
     const { factory, limits } = recordingFactory();
-    const isolate = engine({ factory, memoryLimit: 1 });
+    const isolate = engine({ factory, memoryLimit: 8 * MIB });
     expect(outcome(await isolate.execute("'x'.repeat(1000)"))).toStrictEqual({
       success: true,
       result: "x".repeat(1000),
       logs: [],
     });
     expect((await isolate.execute("2", {}, { memoryLimit: 20 * MIB + 1 })).success).toBe(true);
-    expect((await isolate.execute("3", {}, { memoryLimit: 20 * MIB + 1 })).success).toBe(true);
-    expect(limits).toEqual([8, 21]);
+    expect((await isolate.execute("3", {}, { memoryLimit: 20 * MIB })).success).toBe(true);
+    expect(limits).toEqual([8, 21, 20]);
+  });
+
+  it("refuses a memoryLimit below isolated-vm's 8 MiB instead of raising it: INVALID_CONFIG per engine, INVALID_OPTIONS per call", async () => {
+    const { factory, limits } = recordingFactory();
+    let error: unknown;
+    try {
+      engine({ factory, memoryLimit: 64 });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toMatchObject({
+      code: "SANDBOX_INVALID_CONFIG",
+      message:
+        'memoryLimit: 64 bytes is below the isolate engine\'s minimum of 8 MiB (8388608 bytes); did you mean "64MiB"? (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
+    });
+    const isolate = engine({ factory });
+    expect(
+      await Promise.all(
+        [1, 4 * MIB, 8 * MIB - 1].map(async (memoryLimit) =>
+          outcome(await isolate.execute("1", {}, { memoryLimit })),
+        ),
+      ),
+    ).toEqual([
+      {
+        success: false,
+        errorCode: "SANDBOX_INVALID_OPTIONS",
+        error:
+          'options.memoryLimit: 1 byte is below the isolate engine\'s minimum of 8 MiB (8388608 bytes); give at least "8MiB" (SANDBOX_INVALID_OPTIONS)',
+        logs: [],
+      },
+      {
+        success: false,
+        errorCode: "SANDBOX_INVALID_OPTIONS",
+        error:
+          'options.memoryLimit: 4 MiB is below the isolate engine\'s minimum of 8 MiB (8388608 bytes); give at least "8MiB" (SANDBOX_INVALID_OPTIONS)',
+        logs: [],
+      },
+      {
+        success: false,
+        errorCode: "SANDBOX_INVALID_OPTIONS",
+        error:
+          'options.memoryLimit: 8388607 bytes is below the isolate engine\'s minimum of 8 MiB (8388608 bytes); give at least "8MiB" (SANDBOX_INVALID_OPTIONS)',
+        logs: [],
+      },
+    ]);
+    // Nothing ran: no isolate was made for a refused limit.
+    expect(limits).toEqual([]);
   });
 
   it("leases its own isolate to each concurrent execution and keeps maxIdleIsolates warm", async () => {

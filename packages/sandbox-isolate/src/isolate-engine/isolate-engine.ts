@@ -1,5 +1,5 @@
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import { formatSize, parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import {
   type EngineCapabilities,
   type EngineLimits,
@@ -155,6 +155,8 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
    */
   constructor(options: IsolateEngineOptions = {}) {
     this.limits = parseEngineLimits(options);
+    const tooSmall = memoryLimitProblem(this.limits.memoryLimit, "memoryLimit");
+    if (tooSmall !== undefined) throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, tooSmall);
     this.defaults = {
       ...this.limits,
       maxTimers: nonNegativeInteger(options.maxTimers, 1000, "maxTimers"),
@@ -195,6 +197,8 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     if (!built.ok) return built.result;
     const { request, signal, hostCalls } = built;
     if (signal?.aborted === true) return cancelled();
+    const tooSmall = memoryLimitProblem(built.memoryLimit, "options.memoryLimit");
+    if (tooSmall !== undefined) return failure(SANDBOX_CODES.INVALID_OPTIONS, tooSmall);
     const memoryLimitMiB = toMiB(built.memoryLimit);
     if (this.helper !== undefined) {
       const run = this.helper.run(request, memoryLimitMiB, { onLog: built.onLog, hostCalls });
@@ -393,8 +397,24 @@ function cancelled(): SandboxResult {
   return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
 }
 
+/** isolated-vm takes whole MiB: a limit is rounded up (never down, so a run never gets less than asked). */
 function toMiB(bytes: number): number {
-  return Math.max(MIN_MEMORY_LIMIT_MIB, Math.ceil(bytes / MIB));
+  return Math.ceil(bytes / MIB);
+}
+
+/**
+ * Why `bytes` cannot be an isolate's limit (isolated-vm refuses less than
+ * 8 MiB), naming the field and the likely slip of a MiB count written as
+ * bytes; undefined when it can. A limit is refused, never raised behind the caller's back.
+ */
+function memoryLimitProblem(bytes: number, field: string): string | undefined {
+  const min = MIN_MEMORY_LIMIT_MIB * MIB;
+  if (bytes >= min) return undefined;
+  const hint =
+    bytes >= MIN_MEMORY_LIMIT_MIB && bytes <= 16_384
+      ? `did you mean "${bytes}MiB"?`
+      : `give at least "${MIN_MEMORY_LIMIT_MIB}MiB"`;
+  return `${field}: ${formatSize(bytes)} is below the isolate engine's minimum of ${MIN_MEMORY_LIMIT_MIB} MiB (${min} bytes); ${hint}`;
 }
 
 function nonNegativeInteger(value: number | undefined, fallback: number, field: string): number {
