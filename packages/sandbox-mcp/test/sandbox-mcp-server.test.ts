@@ -73,6 +73,56 @@ describe("createSandboxMcpServer", () => {
     }
   });
 
+  it("run_javascript normalises a fenced program and says so; its description lists the guest globals", async () => {
+    const { client, mcp } = await connected(
+      { engine: "isolate", enabledTools: ["run_javascript"] },
+      {
+        tools: {
+          double: {
+            inputSchema: z.object({ n: z.number() }),
+            execute: async ({ n }: { n: number }) => n * 2,
+          },
+        },
+      },
+    );
+    try {
+      const listed = (await client.listTools()).tools.find((tool) => tool.name === "run_javascript");
+      expect(listed?.description).toContain("\n- URL: WHATWG URL parsing and serialisation\n");
+      expect(listed?.description).toContain("\n- structuredClone: ");
+      expect(listed?.description).toContain("\nNot available:\n- fetch: ");
+      const code = "```js\nconst n = await tools.double({ n: 21 });\nconsole.log('n is', n);\nn\n```";
+      const result = (await client.callTool({
+        name: "run_javascript",
+        arguments: { code },
+      })) as CallToolResult;
+      const structured = {
+        success: true,
+        normalised: ["removed the Markdown fences (```js) around the code"],
+        logs: [{ level: "log", message: "n is 42" }],
+        calls: [
+          { tool: "double", status: "ok", input: { n: 21 }, output: 42, durationMs: expect.any(Number) },
+        ],
+        usage: expect.any(Object),
+        result: 42,
+      };
+      expect(result).toEqual({
+        content: [{ type: "text", text: expect.any(String) }],
+        structuredContent: structured,
+      });
+      expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(structured);
+      // Code with nothing to normalise has no "normalised" field.
+      const plain = (await client.callTool({
+        name: "run_javascript",
+        arguments: { code: "6 * 7" },
+      })) as CallToolResult;
+      expect(plain.structuredContent).not.toHaveProperty("normalised");
+      expect(plain.structuredContent).toMatchObject({ success: true, result: 42 });
+    } finally {
+      await client.close();
+      await mcp.close();
+    }
+  });
+
   it("a cwd outside the workspace is an isError result naming the option; nothing runs", async () => {
     const { client, mcp } = await connected({
       engine: "vm",

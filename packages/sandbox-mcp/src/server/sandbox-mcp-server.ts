@@ -7,6 +7,7 @@ import { type SandboxExecutionPolicy, SandboxPolicyService } from "@suaveplan/ds
 import { LocalSandboxProvider, PROXY_DENIAL_SIGNATURES } from "@suaveplan/dsh-sandbox-local";
 import { createSandbox, loadToolModule, type Sandbox, type ToolSet } from "@suaveplan/sandbox";
 import { isSuaveplanError } from "@suaveplan/sandbox-core/error-codes";
+import { describeGuestGlobals, normalizeModelCode } from "@suaveplan/sandbox-core/guest-script";
 import { z } from "zod";
 import { checkMcpSettings, type McpToolName, type SandboxMcpSettings } from "../config/mcp-config.js";
 import { type CallSlots, createCallSlots } from "../internal/call-slots.js";
@@ -53,6 +54,10 @@ const UsageSchema = z.object({
 });
 const RunJavascriptOutput = {
   success: z.boolean(),
+  normalised: z
+    .array(z.string())
+    .optional()
+    .describe("What was changed in the code before it ran (Markdown fences removed, main() called …)"),
   result: z
     .unknown()
     .optional()
@@ -187,6 +192,7 @@ function registerRunJavascript(
     hasTools
       ? `The program can call these host tools with await (TypeScript declarations):\n\`\`\`ts\n${declarations}\n\`\`\``
       : "No host tools are configured.",
+    describeGuestGlobals(),
   ].join("\n");
   server.registerTool(
     "run_javascript",
@@ -221,8 +227,10 @@ function registerRunJavascript(
               }),
             );
       try {
+        // Models wrap code in Markdown fences, export it or leave main() uncalled; "normalised" says what changed.
+        const normalised = normalizeModelCode(code);
         const run = await sandbox.execute(
-          code,
+          normalised.code,
           {},
           {
             language: language ?? "javascript",
@@ -233,7 +241,7 @@ function registerRunJavascript(
         );
         // What is waiting goes out before the result: the client drops progress after it.
         await progress?.finish();
-        return javascriptResult(run, settings.limits.maxOutputBytes);
+        return javascriptResult(run, settings.limits.maxOutputBytes, normalised.changes);
       } finally {
         void progress?.finish();
         release();
