@@ -59,6 +59,12 @@ export interface KernelConfig {
   maxTimers: number;
   /** Timers allowed to be created in total. */
   maxTimerCreations: number;
+  /**
+   * 32 bytes from the host's CSPRNG as 64 hex characters, fresh for each realm:
+   * the key of the guest's `crypto` keystream. The web-globals part deletes it
+   * from the kit once it has read it.
+   */
+  entropy: string;
 }
 
 /** What the parts add to the kit, in install order. */

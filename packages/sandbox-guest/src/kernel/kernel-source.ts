@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { installCodec } from "../codec/install-codec.js";
 import { installCalls } from "./install-calls.js";
 import { installConsole } from "./install-console.js";
@@ -38,13 +39,19 @@ const PARTS: readonly ((kit: never) => void)[] = [
   installHardening,
 ];
 
-/** The kernel's static configuration (what a realm is booted with). */
+/**
+ * The kernel's configuration for ONE realm: call it at each realm's boot and
+ * never reuse or cache its result (nor bake it into a snapshot or code cache),
+ * as its `entropy` keys that realm's `crypto` and two realms must never share
+ * a keystream.
+ */
 export function kernelConfig(limits: Pick<KernelConfig, "maxTimers" | "maxTimerCreations">): KernelConfig {
   return {
     guestFilename: GUEST_FILENAME,
     moduleFilenamePrefix: MODULE_FILENAME_PREFIX,
     moduleWrapperLength: MODULE_WRAPPER_OPEN.length,
     ...limits,
+    entropy: randomBytes(32).toString("hex"),
   };
 }
 
