@@ -7,8 +7,10 @@ import { SandboxPool } from "@suaveplan/sandbox-core/pool";
 import { ResourceLimiter, truncateOutput } from "@suaveplan/sandbox-core/resource-limiter";
 import { ResultStreamer, type StreamChunk } from "@suaveplan/sandbox-core/result-streamer";
 import {
+  type DurationInput,
   parseSandboxConfig,
   type SandboxConfigInput,
+  type SizeInput,
   withoutUndefined,
 } from "@suaveplan/sandbox-core/schemas";
 import {
@@ -82,8 +84,17 @@ export interface SandboxTypecheckOptions {
 /** What `createSandbox` accepts: the core config plus host tools and typecheck. */
 export type CreateSandboxConfig = SandboxConfigInput & SandboxToolOptions & SandboxTypecheckOptions;
 
-/** Per-execution options: the core ones plus host tools and typecheck. */
-export type SandboxExecuteOptions = SandboxOptions & SandboxToolOptions & SandboxTypecheckOptions;
+/**
+ * Per-execution options: the core ones plus host tools and typecheck.
+ * `timeout` is ms and `memoryLimit`/`maxOutputSize` are bytes as numbers, or
+ * strings with their unit (`"1s"`, `"64MiB"`; see the README's Units section).
+ */
+export type SandboxExecuteOptions = Omit<SandboxOptions, "timeout" | "memoryLimit" | "maxOutputSize"> & {
+  timeout?: DurationInput;
+  memoryLimit?: SizeInput;
+  maxOutputSize?: SizeInput;
+} & SandboxToolOptions &
+  SandboxTypecheckOptions;
 
 /** What the facade's `execute` resolves: the engine's result plus the journal of the run's tool calls. */
 export type SandboxRunResult<T = unknown> = SandboxResult<T> & {
