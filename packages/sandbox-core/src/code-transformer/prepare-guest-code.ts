@@ -1,5 +1,6 @@
 import type { Program } from "acorn";
 import { type WrapShift, wrapWithShift } from "../guest-script/guest-script.js";
+import { detectModelCodeShape, type ModelCodeShape } from "../guest-script/normalize-model-code.js";
 import { type AnalysisFinding, analyzeProgram } from "./analyze-program.js";
 import { LruCache, MAX_CACHED_CODE_LENGTH } from "./lru-cache.js";
 import { type GuestSyntaxError, parseGuestCode } from "./parse-guest-code.js";
@@ -22,7 +23,27 @@ export interface PreparedGuestCode {
   readonly findings?: readonly AnalysisFinding[];
   /** Set when acorn could not parse it (the engine still compiles it, so V8 reports the error). */
   readonly syntaxError?: GuestSyntaxError;
+  /**
+   * Set when the code has a shape language models send that would not yield the meant value
+   * (Markdown fences, an uncalled `main`, a lone function): engines fail it with
+   * `SANDBOX_SYNTAX_ERROR` and this reason instead of running it. `normalizeModelCode` rewrites
+   * these shapes for callers that opt in.
+   */
+  readonly modelShape?: { readonly shape: ModelCodeShape; readonly reason: string; readonly line: number };
 }
+
+/** What to tell the caller for each {@link ModelCodeShape}: what is wrong and the fix. */
+const SHAPE_REASONS: Record<ModelCodeShape, string> = {
+  "markdown-fence":
+    "the code is wrapped in Markdown fences (```); send the code without them, or pass it through normalizeModelCode()",
+  "uncalled-main":
+    "the code declares main() but never calls it, so nothing would run; end it with `await main()` (its value is the result)",
+  "lone-function":
+    "the code is a lone function expression that is never called; call it (`await (async () => { … })()`) or send its body",
+};
+
+/** Code that may have a model shape: a fence, a `main`, or a function at the start. */
+const MAY_HAVE_MODEL_SHAPE = /```|~~~|\bmain\b|^\s*(?:\(|async\b|function\b|[A-Za-z_$][\w$]*\s*=>)/;
 
 /** Code that may use top-level `await` or `return`; anything else needs no parse to run. */
 const MAY_NEED_WRAPPING = /await|return/;
@@ -45,13 +66,24 @@ export function prepareGuestCode(code: string, options: { analyse?: boolean } = 
     return cached;
   }
   let prepared: PreparedGuestCode;
-  if (options.analyse !== true && !MAY_NEED_WRAPPING.test(code)) {
+  if (options.analyse !== true && !MAY_NEED_WRAPPING.test(code) && !MAY_HAVE_MODEL_SHAPE.test(code)) {
     prepared = { code, source: code, async: false };
   } else {
     const parsed = parseGuestCode(code);
     if (!parsed.ok) {
-      prepared = { code, source: code, async: false, syntaxError: parsed.syntaxError };
+      const shape = MAY_HAVE_MODEL_SHAPE.test(code) ? detectModelCodeShape(code) : undefined;
+      prepared = {
+        code,
+        source: code,
+        async: false,
+        syntaxError: parsed.syntaxError,
+        ...(shape === undefined ? {} : { modelShape: describeShape(code, shape) }),
+      };
     } else {
+      const shape =
+        parsed.sourceType === "script" && MAY_HAVE_MODEL_SHAPE.test(code)
+          ? detectModelCodeShape(code, parsed.program)
+          : undefined;
       const wrapped = parsed.sourceType === "script" ? wrapWithShift(code, parsed.program) : undefined;
       prepared = {
         code,
@@ -59,6 +91,7 @@ export function prepareGuestCode(code: string, options: { analyse?: boolean } = 
         async: wrapped !== undefined,
         ...(wrapped === undefined ? {} : { shift: wrapped.shift }),
         program: parsed.program,
+        ...(shape === undefined ? {} : { modelShape: describeShape(code, shape) }),
         sourceType: parsed.sourceType,
         ...(options.analyse === true ? { findings: analyzeProgram(parsed.program, parsed.sourceType) } : {}),
       };
@@ -67,4 +100,13 @@ export function prepareGuestCode(code: string, options: { analyse?: boolean } = 
   if (code.length > MAX_CACHED_CODE_LENGTH) return prepared;
   cache.set(code, prepared);
   return prepared;
+}
+
+/** The reason and the 1-based line a {@link ModelCodeShape} is reported at (the first fence line, else 1). */
+function describeShape(code: string, shape: ModelCodeShape): NonNullable<PreparedGuestCode["modelShape"]> {
+  const line =
+    shape === "markdown-fence"
+      ? code.split("\n").findIndex((text) => /^ {0,3}(?:```|~~~)/.test(text)) + 1
+      : 1;
+  return { shape, reason: SHAPE_REASONS[shape], line: Math.max(line, 1) };
 }

@@ -129,12 +129,26 @@ describe("completion values after top-level await", () => {
           .map(([n, a, b]) => `switch (${n}) { case 1: ${a} case 2: ${b} }`),
       ),
     }));
+    // V8 departs from the spec for a `try` nested in a loop or switch (see the test below), so
+    // those trees are left out of the comparison with V8.
+    const comparable = statement.filter((code) => !/\b(?:for|while|switch)\b.*\btry\b/s.test(code));
     await fc.assert(
-      fc.asyncProperty(fc.array(statement, { maxLength: 4 }), async (statements) => {
+      fc.asyncProperty(fc.array(comparable, { maxLength: 4 }), async (statements) => {
         const code = `await 0; ${statements.join("\n")}`;
         expect(await asyncValue(code)).toStrictEqual(syncValue(code));
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it("follows the spec where V8's own completion value departs from it", async () => {
+    // A catch's completion is UpdateEmpty(catch block, undefined) (ECMAScript TryStatement), so
+    // this is undefined; V8 gives 0 when the try sits in a loop and holds a loop left by break.
+    const code = "for (const i of [1]) { try { while (true) { await 0; break; } throw 0 } catch {} }";
+    expect(syncValue(code)).toBe(0);
+    await expect(asyncValue(code)).resolves.toBe(undefined);
+    await expect(asyncValue("await 0; try { while (true) { 0; break; } throw 0 } catch {}")).resolves.toBe(
+      syncValue("try { while (true) { 0; break; } throw 0 } catch {}"),
     );
   });
 });

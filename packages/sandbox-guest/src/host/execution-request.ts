@@ -132,6 +132,16 @@ export function buildExecutionRequest(
   const refusal = refuseDynamicImport(source);
   if (refusal !== undefined) return { ok: false, result: failure(SANDBOX_CODES.CODE_BLOCKED, refusal) };
   const prepared = prepareGuestCode(source);
+  if (prepared.modelShape !== undefined) {
+    // Said before running: run as written, these shapes fail with an unrelated TypeError or complete with undefined.
+    const { reason, line } = prepared.modelShape;
+    return {
+      ok: false,
+      result: failure(SANDBOX_CODES.SYNTAX_ERROR, `SyntaxError: ${reason} (line ${line}, column 1)`, {
+        guestError: { name: "SyntaxError", message: reason, stack: "", line, column: 1 },
+      }),
+    };
+  }
   const sourceModules = modules.sourceModules();
   return {
     ok: true,
