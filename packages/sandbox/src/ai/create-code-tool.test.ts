@@ -1,4 +1,4 @@
-import { generateText, isStepCount } from "ai";
+import { generateText, isStepCount, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -314,6 +314,92 @@ describe("createCodeTool in a generateText loop", () => {
         ],
       });
       expect(transferred).toBe(50);
+    } finally {
+      await sandbox.destroy();
+    }
+  });
+
+  it("a host tool's own needsApproval goes through the sandbox's approveToolCall hook inside the program", async () => {
+    const deleted: string[] = [];
+    const asked: unknown[] = [];
+    const sandbox = sandboxOf({
+      tools: {
+        // An AI SDK tool as written for an agent: it needs approval.
+        deleteUser: tool({
+          description: "Delete a user account",
+          inputSchema: z.object({ userId: z.string() }),
+          needsApproval: true,
+          execute: async ({ userId }: { userId: string }) => {
+            deleted.push(userId);
+            return { deleted: userId };
+          },
+        }),
+      },
+      approveToolCall: ({ abortSignal: _, ...request }) => {
+        asked.push(request);
+        return (request.input as { userId: string }).userId === "u1";
+      },
+    });
+    try {
+      const code = [
+        "const one = await tools.deleteUser({ userId: 'u1' });",
+        "const two = await tools.deleteUser({ userId: 'admin' }).catch((e) => e.message);",
+        "[one, two]",
+      ].join("\n");
+      const result = await generateText({
+        model: scriptedModel([callCode(code), answer("ok")]),
+        tools: { runCode: createCodeTool({ sandbox }) },
+        prompt: "clean up",
+        stopWhen: isStepCount(5),
+      });
+      const output = result.steps[0]?.toolResults[0]?.output as { result: unknown; calls: unknown[] };
+      expect(output.result).toEqual([{ deleted: "u1" }, "tool deleteUser was denied"]);
+      expect(output.calls).toEqual([
+        {
+          tool: "deleteUser",
+          status: "ok",
+          input: { userId: "u1" },
+          output: { deleted: "u1" },
+          durationMs: expect.any(Number),
+        },
+        {
+          tool: "deleteUser",
+          status: "denied",
+          input: { userId: "admin" },
+          error: { name: "ToolError", message: "tool deleteUser was denied" },
+          durationMs: expect.any(Number),
+        },
+      ]);
+      expect(deleted).toEqual(["u1"]);
+      expect(asked).toEqual([
+        { tool: "deleteUser", input: { userId: "u1" }, toolCallId: expect.any(String), needsApproval: true },
+        {
+          tool: "deleteUser",
+          input: { userId: "admin" },
+          toolCallId: expect.any(String),
+          needsApproval: true,
+        },
+      ]);
+    } finally {
+      await sandbox.destroy();
+    }
+  });
+
+  it("the code tool's own needsApproval is passed to tool(): generateText asks before any program runs", async () => {
+    const sandbox = sandboxOf();
+    try {
+      const result = await generateText({
+        model: scriptedModel([callCode("6 * 7"), answer("never")]),
+        tools: { runCode: createCodeTool({ sandbox, needsApproval: true }) },
+        prompt: "go",
+        stopWhen: isStepCount(5),
+      });
+      expect(result.steps.length).toBe(1);
+      expect(result.steps[0]?.content.map((part) => part.type)).toEqual([
+        "tool-call",
+        "tool-approval-request",
+      ]);
+      expect(sandbox.getAuditLog()).toEqual([]);
     } finally {
       await sandbox.destroy();
     }
