@@ -25,7 +25,7 @@ export interface PreparedGuestCode {
   readonly syntaxError?: GuestSyntaxError;
   /**
    * Set when the code has a shape language models send that would not yield the meant value
-   * (Markdown fences, an uncalled `main`, a lone function): engines fail it with
+   * (Markdown fences, an uncalled `main`): engines fail it with
    * `SANDBOX_SYNTAX_ERROR` and this reason instead of running it. `normalizeModelCode` rewrites
    * these shapes for callers that opt in.
    */
@@ -38,12 +38,10 @@ const SHAPE_REASONS: Record<ModelCodeShape, string> = {
     "the code is wrapped in Markdown fences (```); send the code without them, or pass it through normalizeModelCode()",
   "uncalled-main":
     "the code declares main() but never calls it, so nothing would run; end it with `await main()` (its value is the result)",
-  "lone-function":
-    "the code is a lone function expression that is never called; call it (`await (async () => { … })()`) or send its body",
 };
 
-/** Code that may have a model shape: a fence, a `main`, or a function at the start. */
-const MAY_HAVE_MODEL_SHAPE = /```|~~~|\bmain\b|^\s*(?:\(|async\b|function\b|[A-Za-z_$][\w$]*\s*=>)/;
+/** Code that may have a model shape: a fence or a `main`. */
+const MAY_HAVE_MODEL_SHAPE = /```|~~~|\bmain\b/;
 
 /** Code that may use top-level `await` or `return`; anything else needs no parse to run. */
 const MAY_NEED_WRAPPING = /await|return/;

@@ -79,9 +79,10 @@ const FUNCTION_TYPES = new Set(["ArrowFunctionExpression", "FunctionExpression"]
  *   awaited.
  *
  * Everything else is returned unchanged with no changes. Plain
- * `sandbox.execute` does not call this; it fails with `SANDBOX_SYNTAX_ERROR`
- * naming the shape instead, so only callers that opt in (the code tool, the
- * MCP server) rewrite code.
+ * `sandbox.execute` does not call this, so only callers that opt in (the code
+ * tool, the MCP server) rewrite code; it fails fenced code and an uncalled
+ * `main` with `SANDBOX_SYNTAX_ERROR` naming the fix, and a lone function with
+ * `SANDBOX_RESULT_NOT_TRANSFERABLE` (a function is not a result).
  *
  * @example
  * normalizeModelCode("```js\nasync () => 6 * 7\n```")
@@ -103,8 +104,12 @@ export function normalizeModelCode(code: string): NormalizedModelCode {
   return changes.length === 0 ? { code, changes } : { code: current, changes };
 }
 
-/** The shape of model-written code that plain `execute` refuses (see `prepareGuestCode`), or undefined. */
-export type ModelCodeShape = "markdown-fence" | "uncalled-main" | "lone-function";
+/**
+ * The shape of model-written code that plain `execute` refuses (see `prepareGuestCode`). A lone
+ * function expression is not among them: run as written it already fails, with
+ * `SANDBOX_RESULT_NOT_TRANSFERABLE` ("result … is a function").
+ */
+export type ModelCodeShape = "markdown-fence" | "uncalled-main";
 
 /**
  * Which {@link ModelCodeShape} `code` has, if any: code that would otherwise
@@ -118,8 +123,6 @@ export function detectModelCodeShape(code: string, program?: Program): ModelCode
       return "markdown-fence";
     return undefined;
   }
-  const body = program.body as unknown as Statement[];
-  if (loneFunction(body) !== undefined) return "lone-function";
   if (uncalledMain(program) !== undefined) return "uncalled-main";
   return undefined;
 }

@@ -15,8 +15,6 @@ const FENCED =
   "the code is wrapped in Markdown fences (```); send the code without them, or pass it through normalizeModelCode()";
 const UNCALLED_MAIN =
   "the code declares main() but never calls it, so nothing would run; end it with `await main()` (its value is the result)";
-const LONE_FUNCTION =
-  "the code is a lone function expression that is never called; call it (`await (async () => { … })()`) or send its body";
 
 /**
  * Parity rows for completion values (see {@link ParityRow}); spread into PARITY_ROWS.
@@ -122,8 +120,15 @@ export const PARITY_COMPLETION_ROWS: readonly ParityRow[] = [
     expected: syntaxError(UNCALLED_MAIN, 1),
   },
   {
-    name: "model shape: a lone async arrow",
+    name: "model shape: a lone async arrow fails as a function result, not undefined",
     code: "async () => {\n  const v = await Promise.resolve(42);\n  return v;\n}",
-    expected: syntaxError(LONE_FUNCTION, 1),
+    // Not refused up front: the function is the result, and a function cannot leave the sandbox.
+    expected: {
+      success: false,
+      error:
+        "result cannot leave the sandbox: it is a function; return plain data (objects, arrays, strings, numbers, Date, Map, Set, typed arrays) (SANDBOX_RESULT_NOT_TRANSFERABLE)",
+      errorCode: SANDBOX_CODES.RESULT_NOT_TRANSFERABLE,
+      logs: [],
+    },
   },
 ];
