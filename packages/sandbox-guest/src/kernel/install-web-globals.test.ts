@@ -330,6 +330,18 @@ describe("the kernel's web globals against a tampered realm", () => {
   });
 });
 
+describe("the globals themselves", () => {
+  it("are lazy accessors as in Node, built once, replaced by assignment", () => {
+    const evaluate = realm();
+    expect(
+      evaluate(`const d = Object.getOwnPropertyDescriptor(globalThis, "TextEncoder");
+        const same = TextEncoder === globalThis.TextEncoder && crypto === crypto;
+        globalThis.atob = 1;
+        [typeof d.get, d.enumerable, same, atob, Object.getOwnPropertyDescriptor(globalThis, "atob").writable]`),
+    ).toEqual(["function", false, true, 1, true]);
+  });
+});
+
 describe("events and abort", () => {
   it("dispatch to listeners in order, once, handleEvent objects, signal removal and onabort", () => {
     const evaluate = realm();
