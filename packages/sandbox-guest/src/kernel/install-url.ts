@@ -8,18 +8,29 @@ import type { KernelKit } from "./kernel-kit.js";
  * opaque paths, IPv4 numbers in decimal/hex/octal parts, IPv6, percent-encode
  * sets, `.`/`..` segments, Windows drive letters, credentials, default ports,
  * setters as state overrides) and follows Node 20's `URL` where Node and the
- * newest standard part (the path percent-encode set leaves `^` alone; an
- * opaque path loses its trailing spaces when its query and fragment go). Errors
- * carry Node 20's text: `TypeError: Invalid URL` with `code` `ERR_INVALID_URL`
- * and `input` (and `base`).
+ * newest standard part: the path percent-encode set leaves `^` alone; an
+ * opaque path loses its trailing spaces when its query and fragment go; `..`
+ * on an empty non-special path leaves it empty (`sc://h/..` is `sc://h`); the
+ * `host` setter of a non-special URL accepts `:5` (empty host, port 5), gives
+ * no host to a URL without one when the value is empty, and ignores the port
+ * of a URL that had no host; the `port` setter (and the `host` setter's part
+ * after `:`) clears the port for text that holds a digit but starts with
+ * another character (`%41`, `+1`). One Node 20 behaviour is not copied:
+ * it resolves a relative input holding `#` against an opaque-path base
+ * (`new URL("a#", "sc:x")` is `sc:x/a#`); here that throws, as the standard
+ * says. Errors carry Node 20's text: `TypeError: Invalid URL` with `code`
+ * `ERR_INVALID_URL` and `input` (and `base`).
  *
  * Hosts: ASCII hosts follow the standard exactly. Full IDNA (UTS #46) needs
  * large Unicode tables, which are not shipped: a non-ASCII host is lower-cased,
  * NFKC-normalised (UTS #46's mapping is built from NFKC case folding), has its
  * ideographic full stops mapped to `.` and soft hyphens removed, and each
- * non-ASCII label is Punycode-encoded (RFC 3492). A host that needs another
- * UTS #46 mapping, or that UTS #46 rejects (disallowed code points, bidi and
- * joiner rules), may come out differently from a browser or Node.
+ * non-ASCII label is Punycode-encoded (RFC 3492); unassigned, control,
+ * private-use and surrogate code points and a label starting with a combining
+ * mark are refused (the engine's own Unicode data, through regex property
+ * escapes). A host that needs another UTS #46 mapping, or that UTS #46 rejects
+ * for other reasons (other disallowed code points, bidi and joiner rules), may
+ * come out differently from a browser or Node.
  *
  * Cost: this part runs in every fresh realm, so installing only defines the
  * two classes; the parser is built on first use.
@@ -36,6 +47,7 @@ export function installUrl(kit: KernelKit): void {
   const normalize = String.prototype.normalize;
   const numberToString = Number.prototype.toString;
   const sliceString = String.prototype.slice;
+  const regExpExec = RegExp.prototype.exec;
   const create = Object.create;
   const fromCharCode = String.fromCharCode;
   const fromCodePoint = String.fromCodePoint;
@@ -75,6 +87,7 @@ export function installUrl(kit: KernelKit): void {
     formParse(input: string): [string, string][];
     formSerialize(list: [string, string][]): string;
     usv(value: unknown): string;
+    setPort(url: UrlRecord, text: string): void;
   }
 
   const urls: WeakMap<object, UrlState> = new WeakMapCtor();
@@ -455,24 +468,10 @@ export function installUrl(kit: KernelKit): void {
       }
       return out;
     };
-    /** The code points UTS #46 disallows that need no table: C1 controls, specials, private use, noncharacters. */
-    const hasDisallowed = (s: string): boolean => {
-      const cps = codePoints(s);
-      for (let i = 0; i < cps.length; i++) {
-        const c = cps[i] as number;
-        if (
-          (c >= 0x80 && c <= 0x9f) ||
-          (c >= 0xfff9 && c <= 0xffff) ||
-          (c >= 0xfdd0 && c <= 0xfdef) ||
-          (c & 0xfffe) === 0xfffe ||
-          (c >= 0xe000 && c <= 0xf8ff) ||
-          c >= 0xf0000
-        ) {
-          return true;
-        }
-      }
-      return false;
-    };
+    // UTS #46 refuses unassigned, control, private-use and surrogate code points and a label that
+    // starts with a combining mark: the engine's own Unicode data (regex property escapes) says which.
+    const disallowedRe = /[\p{Cn}\p{Cc}\p{Co}\p{Cs}\u{FFF9}-\u{FFFD}]|(?:^|\.)\p{M}/u;
+    const hasDisallowed = (s: string): boolean => apply(regExpExec, disallowedRe, [s]) !== null;
     const domainToAscii = (domain: string): string | null => {
       let ascii = true;
       for (let i = 0; i < domain.length; i++) {
@@ -490,10 +489,9 @@ export function installUrl(kit: KernelKit): void {
         if (startsXn(label)) {
           const decoded = punycodeDecode(slice(label, 4));
           if (decoded === null || decoded.length === 0) return null;
-          let nonAscii = false;
-          for (let j = 0; j < decoded.length; j++) if ((decoded[j] as number) >= 0x80) nonAscii = true;
+          // Node 20 accepts a label that decodes to ASCII only (`xn--a-`); it must map to itself.
           const text = cpString(decoded);
-          if (!nonAscii || mapDomain(text) !== text || hasDisallowed(text)) return null;
+          if (mapDomain(text) !== text || hasDisallowed(text)) return null;
         } else {
           const cps = codePoints(label);
           for (let j = 0; j < cps.length; j++) {
@@ -735,6 +733,32 @@ export function installUrl(kit: KernelKit): void {
     };
 
     /**
+     * Node 20's port setter (Ada), where the standard would leave the port as it is: text that
+     * starts with a digit-free run but holds a digit somewhere (`%41`, `+1`) clears the port; text
+     * that starts with a control, a space or `-`, or holds no digit, changes nothing. Tabs and
+     * newlines go first (the parser drops them), so "\t" clears the port as "" does.
+     */
+    const setPort = (url: UrlRecord, text: string): void => {
+      let stripped = "";
+      for (let i = 0; i < text.length; i++) {
+        const ch = text[i] as string;
+        if (ch !== "\t" && ch !== "\n" && ch !== "\r") stripped += ch;
+      }
+      if (stripped === "") {
+        url.port = null;
+        return;
+      }
+      const first = apply(charCodeAt, stripped, [0]) as number;
+      if (first <= 0x20 || first === 0x2d) return;
+      let hasDigit = false;
+      for (let i = 0; i < stripped.length; i++)
+        if (isDigit(apply(charCodeAt, stripped, [i]) as number)) hasDigit = true;
+      if (!hasDigit) return;
+      if (!isDigit(first)) url.port = null;
+      else basicParse(stripped, null, url, PORT);
+    };
+
+    /**
      * The basic URL parser. Without `url`, returns a new record or null; with a
      * record and a state override, changes it in place and returns false when
      * the input was refused.
@@ -769,6 +793,7 @@ export function installUrl(kit: KernelKit): void {
         fragment: null,
       };
       const override = stateOverride !== 0;
+      const hostWasNull = url.host === null;
       let state = override ? stateOverride : SCHEME_START;
       let buffer = "";
       let bufferCount = 0;
@@ -939,16 +964,35 @@ export function installUrl(kit: KernelKit): void {
               p--;
               state = FILE_HOST;
             } else if (c === 0x3a && !insideBrackets) {
+              if (buffer === "" && stateOverride === HOST && !special() && url.host !== null) {
+                // As Node 20 does (the standard refuses it): `host = ":5"` on `sc://h/` empties the
+                // host and goes on to the port.
+                url.host = "";
+                state = PORT;
+                break;
+              }
               if (buffer === "") return override ? false : null;
               if (stateOverride === HOSTNAME) return false;
               const host = parseHost(buffer, !special());
               if (host === null) return override ? false : null;
               url.host = host;
+              // As Node 20 does: a non-special URL that had no host takes the host and not the port.
+              if (override && hostWasNull && !special()) return true;
+              if (override) {
+                // Node 20 treats what follows the ":", up to a "#", as its port setter does (setPort).
+                let end = p + 1;
+                while (end < input.length && input[end] !== 0x23) end++;
+                const rest = cpString(input, p + 1, end);
+                if (rest !== "") setPort(url, rest);
+                return true;
+              }
               buffer = "";
               state = PORT;
             } else if (c === EOF || c === 0x2f || c === 0x3f || c === 0x23 || (special() && c === 0x5c)) {
               p--;
               if (special() && buffer === "") return override ? false : null;
+              // As Node 20 does: an empty host is not given to a URL that has none (`sc:/p`).
+              if (override && buffer === "" && url.host === null) return false;
               if (override && buffer === "" && (includesCredentials() || url.port !== null)) return false;
               const host = parseHost(buffer, !special());
               if (host === null) return override ? false : null;
@@ -1218,6 +1262,7 @@ export function installUrl(kit: KernelKit): void {
       formParse,
       formSerialize,
       usv,
+      setPort,
     };
   }
 
@@ -1632,8 +1677,7 @@ export function installUrl(kit: KernelKit): void {
       const p = P();
       const text = p.usv(value);
       if (rec.host === null || rec.host === "" || rec.scheme === "file") return;
-      if (text === "") rec.port = null;
-      else P().override(text, rec, PORT);
+      P().setPort(rec, text);
     }
     get pathname(): string {
       return P().pathString(urlOf(this).rec);
