@@ -1,3 +1,4 @@
+import type { ToolSet } from "@suaveplan/sandbox-tools";
 import { generateText, isStepCount, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
@@ -323,8 +324,9 @@ describe("createCodeTool in a generateText loop", () => {
     const deleted: string[] = [];
     const asked: unknown[] = [];
     const sandbox = sandboxOf({
+      // An AI SDK tool as written for an agent: it needs approval. (ai 7 types `description` as
+      // string | function; sandbox-tools' ToolDefinition takes a string, hence the cast.)
       tools: {
-        // An AI SDK tool as written for an agent: it needs approval.
         deleteUser: tool({
           description: "Delete a user account",
           inputSchema: z.object({ userId: z.string() }),
@@ -334,7 +336,7 @@ describe("createCodeTool in a generateText loop", () => {
             return { deleted: userId };
           },
         }),
-      },
+      } as ToolSet,
       approveToolCall: ({ abortSignal: _, ...request }) => {
         asked.push(request);
         return (request.input as { userId: string }).userId === "u1";
