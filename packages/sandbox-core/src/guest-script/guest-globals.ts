@@ -25,17 +25,24 @@ export const GUEST_GLOBALS: readonly GuestGlobal[] = Object.freeze(
     { name: "URL", summary: "WHATWG URL parsing and serialisation" },
     { name: "URLSearchParams", summary: "as on the web" },
     { name: "TextEncoder", summary: "UTF-8 only, as on the web" },
-    { name: "TextDecoder", summary: "UTF-8 only (fatal and ignoreBOM options)" },
+    { name: "TextDecoder", summary: "UTF-8 only (fatal, ignoreBOM and stream options)" },
     { name: "atob", summary: "with btoa; base64 of Latin-1 strings" },
     {
       name: "structuredClone",
-      summary: "plain data, Date, RegExp, Map, Set, ArrayBuffer, typed arrays, errors; cycles kept",
+      summary:
+        "plain data, Date, RegExp, Map, Set, ArrayBuffer, typed arrays, errors; cycles kept; no transfer option",
     },
     { name: "crypto", summary: "getRandomValues and randomUUID only (no crypto.subtle)" },
-    { name: "AbortController", summary: "with AbortSignal (abort, any, timeout)" },
+    {
+      name: "AbortController",
+      summary: "with AbortSignal (abort, any, timeout; a timeout is a guest timer the run waits for)",
+    },
     { name: "EventTarget", summary: "with Event; addEventListener, removeEventListener, dispatchEvent" },
     { name: "DOMException", summary: "as on the web" },
-    { name: "performance", summary: "performance.now() and timeOrigin only" },
+    {
+      name: "performance",
+      summary: "performance.now() and timeOrigin only; millisecond steps from Date.now()",
+    },
   ].map((entry) => Object.freeze(entry)),
 );
 
