@@ -120,6 +120,7 @@ describe("suaveplan-sandbox mcp over stdio", () => {
     });
     expect(Object.keys(runJs?.outputSchema?.properties ?? {})).toEqual([
       "success",
+      "normalised",
       "result",
       "error",
       "logs",
