@@ -85,7 +85,7 @@ describe("schemas", () => {
     const error = thrown(() => parseSandboxOptions({ timeout: "5 seconds" }));
     expect(error.code).toBe("SANDBOX_INVALID_OPTIONS");
     expect(error.message).toBe(
-      'Invalid execution options: options.timeout: unknown unit "seconds" (did you mean s?); units are ms, s, m, h (got "5 seconds") (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md',
+      'Invalid execution options: options.timeout: has an unknown unit "seconds" (did you mean s?); units are ms, s, m, h (got "5 seconds") (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md',
     );
     expect(thrown(() => parseSandboxOptions({ onLog: 3 })).message).toBe(
       "Invalid execution options: options.onLog: must be a function (got 3) (SANDBOX_INVALID_OPTIONS); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_OPTIONS.md",

@@ -54,7 +54,7 @@ describe("readDuration", () => {
         reason:
           'needs a unit (ms, s, m, h): a string must say which, e.g. "30ms"; a plain number is read as milliseconds',
       },
-      { ok: false, reason: 'unknown unit "sec" (did you mean s?); units are ms, s, m, h' },
+      { ok: false, reason: 'has an unknown unit "sec" (did you mean s?); units are ms, s, m, h' },
       {
         ok: false,
         reason: 'must not be negative; write a number and a unit (ms, s, m, h), e.g. "250ms", "30s", "2m"',
@@ -129,18 +129,21 @@ describe("readSize", () => {
       {
         ok: false,
         reason:
-          'unknown unit "KB" (did you mean KiB (1024 bytes) or kB (1000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB',
+          'has an unknown unit "KB" (did you mean KiB (1024 bytes) or kB (1000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB',
       },
       {
         ok: false,
         reason:
-          'unknown unit "mb" (did you mean MiB (1048576 bytes) or MB (1000000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB',
+          'has an unknown unit "mb" (did you mean MiB (1048576 bytes) or MB (1000000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB',
       },
       {
         ok: false,
-        reason: 'unknown unit "M" (did you mean MiB or MB?); units are B, KiB, MiB, GiB, kB, MB, GB',
+        reason: 'has an unknown unit "M" (did you mean MiB or MB?); units are B, KiB, MiB, GiB, kB, MB, GB',
       },
-      { ok: false, reason: 'unknown unit "mib" (did you mean MiB?); units are B, KiB, MiB, GiB, kB, MB, GB' },
+      {
+        ok: false,
+        reason: 'has an unknown unit "mib" (did you mean MiB?); units are B, KiB, MiB, GiB, kB, MB, GB',
+      },
       {
         ok: false,
         reason:
@@ -167,7 +170,7 @@ describe("parseDuration and parseSize", () => {
     expect([parseDuration("1.5s", "timeout"), parseSize("64MiB", "memoryLimit")]).toEqual([1500, 67_108_864]);
     expect(thrown(() => parseSize("64mb", "--memory"))).toEqual({
       code: "SANDBOX_INVALID_CONFIG",
-      message: `--memory: "64mb" unknown unit "mb" (did you mean MiB (1048576 bytes) or MB (1000000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB ${PAGE("SANDBOX_INVALID_CONFIG")}`,
+      message: `--memory: "64mb" has an unknown unit "mb" (did you mean MiB (1048576 bytes) or MB (1000000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB ${PAGE("SANDBOX_INVALID_CONFIG")}`,
     });
     expect(thrown(() => parseDuration(-1, "options.timeout", "SANDBOX_INVALID_OPTIONS"))).toEqual({
       code: "SANDBOX_INVALID_OPTIONS",
@@ -214,7 +217,7 @@ describe("the config and option schemas take unit strings", () => {
     const cases: Array<[() => unknown, string]> = [
       [
         () => parseSandboxConfig({ memoryLimit: "64 megabytes" }),
-        `Invalid sandbox config: config.memoryLimit: unknown unit "megabytes" (did you mean MB or MiB?); units are B, KiB, MiB, GiB, kB, MB, GB (got "64 megabytes") ${PAGE("SANDBOX_INVALID_CONFIG")}`,
+        `Invalid sandbox config: config.memoryLimit: has an unknown unit "megabytes" (did you mean MB or MiB?); units are B, KiB, MiB, GiB, kB, MB, GB (got "64 megabytes") ${PAGE("SANDBOX_INVALID_CONFIG")}`,
       ],
       [
         () => parseSandboxConfig({ timeout: "0s" }),

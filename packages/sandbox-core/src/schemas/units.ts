@@ -111,7 +111,7 @@ function read(
     const hint = hints[unit];
     return {
       ok: false,
-      reason: `unknown unit "${unit}"${hint === undefined ? "" : ` (did you mean ${hint}?)`}; units are ${unitList}`,
+      reason: `has an unknown unit "${unit}"${hint === undefined ? "" : ` (did you mean ${hint}?)`}; units are ${unitList}`,
     };
   }
   // Scale the digits as an integer, then divide once: "1.1s" is exactly 1100, not 1100.0000000000002.

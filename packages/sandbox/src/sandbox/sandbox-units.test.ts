@@ -70,7 +70,7 @@ describe("durations and sizes as strings with their unit", () => {
       success: false,
       errorCode: "SANDBOX_INVALID_OPTIONS",
       error:
-        'Invalid execution options: options.memoryLimit: unknown unit "KB" (did you mean KiB (1024 bytes) or kB (1000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB (got "64KB") (SANDBOX_INVALID_OPTIONS)',
+        'Invalid execution options: options.memoryLimit: has an unknown unit "KB" (did you mean KiB (1024 bytes) or kB (1000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB (got "64KB") (SANDBOX_INVALID_OPTIONS)',
       logs: [],
       calls: [],
     });
