@@ -143,7 +143,7 @@ describe("suaveplan-sandbox run", () => {
     const failed = await cli(["run", "-e", "throw new Error('nope')"]);
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain("nope");
-    const timedOut = await cli(["run", "-e", "while (true) {}", "--timeout", "100", "--json"]);
+    const timedOut = await cli(["run", "-e", "while (true) {}", "--timeout", "100ms", "--json"]);
     expect(timedOut.code).toBe(3);
     expect(JSON.parse(timedOut.stdout)).toMatchObject({ success: false, errorCode: "SANDBOX_TIMEOUT" });
     const usage = await Promise.all([
@@ -156,11 +156,13 @@ describe("suaveplan-sandbox run", () => {
     ]);
     expect(usage.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2]);
     expect(usage[1]?.stderr).toContain("--engine: unknown engine");
-    expect(usage[2]?.stderr).toContain("--timeout must be a positive whole number");
+    expect(usage[2]?.stderr).toContain(
+      "error: option '--timeout <duration>' argument '-5' is invalid. It must not be negative;",
+    );
   });
 
   it("prints a failure as one line that names its code once", async () => {
-    const timedOut = await cli(["run", "--engine", "spawn", "--timeout", "200", "-e", "while (true) {}"]);
+    const timedOut = await cli(["run", "--engine", "spawn", "--timeout", "200ms", "-e", "while (true) {}"]);
     expect(timedOut.code).toBe(3);
     const line = timedOut.stdout.split("\n").find((l) => l.startsWith("✘ spawn:")) ?? "";
     expect(line).toMatch(
@@ -170,8 +172,8 @@ describe("suaveplan-sandbox run", () => {
   });
 
   it("names the code once when the engine's message ends with it", async () => {
-    const run = await cli(["run", "--engine", "worker", "--memory", "1", "-e", "1"]);
-    const json = await cli(["run", "--engine", "worker", "--memory", "1", "-e", "1", "--json"]);
+    const run = await cli(["run", "--engine", "worker", "--memory", "1MiB", "-e", "1"]);
+    const json = await cli(["run", "--engine", "worker", "--memory", "1MiB", "-e", "1", "--json"]);
     const message =
       "Execution exceeded its memory limit of 1048576 bytes: a worker needs at least 12582912 bytes (12 MiB) to start, so none was started";
     expect(JSON.parse(json.stdout).error).toBe(`${message} (SANDBOX_MEMORY_EXCEEDED)`);
@@ -190,7 +192,7 @@ describe("suaveplan-sandbox run", () => {
       "--engine",
       "isolate",
       "--memory",
-      "16",
+      "16MiB",
       "--json",
     ]);
     expect(run.code).toBe(3);
@@ -333,7 +335,7 @@ describe("suaveplan-sandbox run", () => {
       "--engine",
       "worker",
       "--timeout",
-      "10000",
+      "10s",
     ]);
     expect(run.code).toBe(0);
     const first = run.stdoutTimes.find((c) => c.text.includes("first"));
@@ -370,7 +372,7 @@ describe("suaveplan-sandbox run", () => {
         groupRun(
           process.execPath,
           [
-            ...[bin, "run", "--engine", engine, "--timeout", "60000"],
+            ...[bin, "run", "--engine", engine, "--timeout", "60s"],
             ...["--tools", join(fixtures, "ready-tool.mjs"), "-e", "await tools.ready({}); while (true) {}"],
           ],
           "guest running\n",

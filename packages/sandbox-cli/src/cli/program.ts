@@ -1,10 +1,10 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { parseDuration } from "../exec-command/duration.js";
 import { EXEC_EXIT_CODES } from "../exec-command/exec-exit-codes.js";
 import type { ExecSettings } from "../exec-command/exec-settings.js";
 import type { RunSource } from "../run-command/run-command.js";
 import type { CliIo } from "./cli-io.js";
 import { EXIT_CODES } from "./exit-codes.js";
+import { durationFlag, sizeFlag } from "./unit-flags.js";
 import { UsageError } from "./usage-error.js";
 import { VERSION } from "./version.js";
 
@@ -13,16 +13,6 @@ import { VERSION } from "./version.js";
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
-}
-
-function duration(value: string): number {
-  const ms = parseDuration(value);
-  if (ms === undefined) {
-    throw new InvalidArgumentError(
-      "must be a positive duration such as 500ms, 30s (the default unit), 10m or 1h",
-    );
-  }
-  return ms;
 }
 
 function positiveInt(flag: string) {
@@ -82,16 +72,25 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
         "isolate | spawn | worker | vm, a comma list, or all (isolate, the default, needs isolated-vm)",
       ).default("isolate"),
     )
-    .option("--timeout <ms>", "wall-clock limit per execution in ms", positiveInt("--timeout"))
-    .option("--memory <MiB>", "heap limit per execution in MiB (not enforced by vm)", positiveInt("--memory"))
-    .option("--max-output <bytes>", "cap on captured console output in bytes", positiveInt("--max-output"))
+    .option(
+      "--timeout <duration>",
+      "wall-clock limit per execution, with its unit: 250ms, 30s, 2m",
+      durationFlag(),
+    )
+    .option(
+      "--memory <size>",
+      "heap limit per execution, with its unit: 64MiB, 1GiB (not enforced by vm)",
+      sizeFlag(),
+    )
+    .option("--max-output <size>", "cap on captured console output, with its unit: 64KiB, 1MiB", sizeFlag())
     .option("--context <json>", "a JSON object whose keys become globals", jsonObject, {})
     .option("--tools <module>", "an ES module whose default export is the tools object (AI SDK tool() shape)")
     .option("--print-declarations", "print the TypeScript declarations of the tools and exit", false)
     .option("--json", "print the SandboxResult (with calls and usage) as JSON (no streaming)", false)
     .addHelpText(
       "after",
-      "\nExit codes: 0 success, 1 the code failed, 2 usage error, 3 timeout or memory limit;\n" +
+      "\nDurations and sizes carry their unit (ms s m h; B KiB MiB GiB kB MB GB): a bare number is refused.\n" +
+        "\nExit codes: 0 success, 1 the code failed, 2 usage error, 3 timeout or memory limit;\n" +
         "130 SIGINT, 141 closed output pipe, 143 SIGTERM (the running code is stopped first).\n" +
         "Security: isolate is a security boundary (hence the default); spawn is one only when the OS also\n" +
         "confines it; worker and vm are NOT: use them for code you trust.\n",
@@ -117,7 +116,7 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
             engines: parseEngines(opts.engine as string),
             defaultEngine: command.getOptionValueSource("engine") === "default",
             ...(opts.timeout === undefined ? {} : { timeoutMs: opts.timeout as number }),
-            ...(opts.memory === undefined ? {} : { memoryBytes: (opts.memory as number) * 1024 * 1024 }),
+            ...(opts.memory === undefined ? {} : { memoryBytes: opts.memory as number }),
             ...(opts.maxOutput === undefined ? {} : { maxOutputBytes: opts.maxOutput as number }),
             context: opts.context as Record<string, unknown>,
             json: Boolean(opts.json),
@@ -147,8 +146,8 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     )
     .option(
       "--timeout <duration>",
-      "kill the confined tree after this long (500ms, 30s, 10m, 1h; default none)",
-      duration,
+      "kill the confined tree after this long, with its unit: 500ms, 30s, 10m, 1h (default none)",
+      durationFlag(),
     )
     .option(
       "--allow-domain <host>",

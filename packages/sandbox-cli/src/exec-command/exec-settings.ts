@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { readUnitFlag } from "../cli/unit-flags.js";
 import { UsageError } from "../cli/usage-error.js";
-import { parseDuration } from "./duration.js";
+import { MAX_DURATION_MS } from "./duration.js";
 
 /** What a `--settings FILE` may hold: the same knobs as the flags (srt-style). */
 export interface ExecSettings {
@@ -65,9 +66,10 @@ export function readExecSettings(file: string, cwd: string): ExecSettings {
   if (rest.allowWrite !== undefined) settings.allowWrite = rest.allowWrite.map(abs);
   if (rest.denyRead !== undefined) settings.denyRead = rest.denyRead.map(abs);
   if (timeout !== undefined) {
-    const ms = parseDuration(timeout);
-    if (ms === undefined) throw new UsageError(`--settings ${file}: timeout: not a duration (${timeout})`);
-    settings.timeoutMs = ms;
+    const reading = readUnitFlag(timeout, "duration", MAX_DURATION_MS);
+    if (!reading.ok)
+      throw new UsageError(`--settings ${file}: timeout: ${JSON.stringify(timeout)} ${reading.reason}`);
+    settings.timeoutMs = reading.value;
   }
   return settings;
 }

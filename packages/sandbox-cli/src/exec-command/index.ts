@@ -1,4 +1,4 @@
-export { parseDuration } from "./duration.js";
+export { MAX_DURATION_MS } from "./duration.js";
 export {
   commandEnvironment,
   EXIT_SANDBOX_FAILURE,
