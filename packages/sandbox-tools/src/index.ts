@@ -40,6 +40,7 @@ export {
 export {
   type ApproveToolCall,
   createToolRunner,
+  TOOL_INPUT_TOO_LARGE,
   type ToolApprovalRequest,
   type ToolCallRecord,
   type ToolCallStatus,

@@ -11,7 +11,15 @@ export interface ToolLimits {
   maxToolCalls?: number | undefined;
   /** Handlers running at once; further calls wait for a free slot, in call order. Default 16. */
   maxConcurrentToolCalls?: number | undefined;
-  /** Largest input and largest output of one call, each, in bytes. Default 1 MiB. */
+  /**
+   * Largest input and largest output of one call, each, in bytes. Default 1 MiB.
+   *
+   * A byte is a UTF-8 byte of the value's codec text: the text that crosses
+   * the sandbox boundary, which is JSON for JSON data (`"abc"` is 5 bytes,
+   * `é` 2, an emoji 4) and a tagged array for the rest (an object
+   * `{ a: 1 }` is `["o",[["a",1]]]`, 15 bytes; `undefined` is `["u"]`).
+   * The same measure on both sides: the guest's input and the handler's output.
+   */
   maxToolPayloadBytes?: number | undefined;
 }
 

@@ -6,6 +6,7 @@ import {
   type ApproveToolCall,
   createToolRunner,
   normaliseTools,
+  TOOL_INPUT_TOO_LARGE,
   ToolCallError,
   type ToolExecutionOptions,
   type ToolRunnerOptions,
@@ -94,8 +95,12 @@ describe("a successful call", () => {
         durationMs: 7,
       },
     ]);
-    // The default measure: `{"city":"Paris"}` estimated at 17 characters, `{"tempC":21}` at 19 (numbers count 8).
-    expect(run.usage()).toEqual({ calls: 1, inputBytes: 34, outputBytes: 38 });
+    // The default measure: UTF-8 bytes of the codec text, `["o",[["city","Paris"]]]` and `["o",[["tempC",21]]]`.
+    expect(run.usage()).toEqual({
+      calls: 1,
+      inputBytes: '["o",[["city","Paris"]]]'.length,
+      outputBytes: '["o",[["tempC",21]]]'.length,
+    });
   });
 
   it("offers the tool names and its payload limits in the shape engines take as hostCalls", () => {
@@ -107,8 +112,10 @@ describe("a successful call", () => {
       maxReplyBytes: run.maxReplyBytes,
     }).toEqual({
       names: ["getWeather"],
-      maxCallBytes: 4096,
-      maxReplyBytes: 4096,
+      // The transport's bound in the codec's unit (UTF-16 code units × 2): any text of at most
+      // 4096 UTF-8 bytes fits, and the runner's exact UTF-8 check decides.
+      maxCallBytes: 8192,
+      maxReplyBytes: 8192,
     });
   });
 
@@ -506,7 +513,7 @@ describe("limits", () => {
       }),
       { maxToolPayloadBytes: 64 },
     );
-    expect(await failure(run.call("getWeather", { city: "x".repeat(40) }, "1"))).toMatchObject({
+    expect(await failure(run.call("getWeather", { city: "x".repeat(60) }, "1"))).toMatchObject({
       status: "limit",
       message: "tool getWeather was refused: its input is larger than 64 bytes (maxToolPayloadBytes)",
     });
@@ -547,7 +554,7 @@ describe("limits", () => {
     expect(run.usage()).toEqual({ calls: 2, inputBytes: 20, outputBytes: 10 });
   });
 
-  it("estimates sizes by default as JSON text in UTF-16, BigInt, Map, Set, bytes and cycles included", async () => {
+  it("measures sizes by default as the UTF-8 bytes of the codec text, BigInt, Map, Set, bytes, cycles and non-ASCII included", async () => {
     const sizes: number[] = [];
     const { run } = runner(
       {
@@ -565,21 +572,90 @@ describe("limits", () => {
     cyclic.self = cyclic;
     const inputs = [
       "abcd",
+      "é😀\n",
       { a: "x" },
       [1, 2, 3],
       10n ** 30n,
       new Map([["k", "v"]]),
       new Set([1]),
-      new Uint8Array(600),
+      new Uint8Array(800),
       cyclic,
+      [undefined, null, true, -0, Number.NaN],
     ];
     for (const [i, input] of inputs.entries()) {
       await run.call("size", input, String(i)).catch(() => undefined);
       const after = run.usage().inputBytes;
       sizes.push(after - sizes.reduce((a, b) => a + b, 0));
     }
-    expect(sizes).toEqual([12, 20, 58, 78, 20, 22, 0, 62]);
-    expect(run.journal()[6]).toMatchObject({ status: "limit", input: undefined });
+    const utf8 = (text: string) => Buffer.byteLength(text, "utf8");
+    expect(sizes).toEqual([
+      utf8('"abcd"'),
+      utf8('"é😀\\n"'),
+      utf8('["o",[["a","x"]]]'),
+      utf8('["a",[1,2,3]]'),
+      utf8(`["b","${10n ** 30n}"]`),
+      utf8('["M",[["k","v"]]]'),
+      utf8('["S",[1]]'),
+      0, // 800 bytes are 1068 characters of base64: over the limit
+      utf8('["o",[["a",1],["self",["r",0]]]]'),
+      utf8('["a",[["u"],null,true,["n","-0"],["n","NaN"]]]'),
+    ]);
+    expect(run.journal()[7]).toMatchObject({ status: "limit", input: undefined });
+  });
+
+  it("a guest input too large to send (TOOL_INPUT_TOO_LARGE) is refused naming the tool and journaled as limit", async () => {
+    let called = 0;
+    const { run } = runner(
+      weather(() => {
+        called++;
+        return { tempC: 1 };
+      }),
+      { maxToolPayloadBytes: 64 },
+    );
+    expect(await failure(run.call("getWeather", TOOL_INPUT_TOO_LARGE, "1"))).toMatchObject({
+      status: "limit",
+      message: "tool getWeather was refused: its input is larger than 64 bytes (maxToolPayloadBytes)",
+    });
+    expect(called).toBe(0);
+    expect(run.journal()).toEqual([
+      {
+        id: "1",
+        tool: "getWeather",
+        input: undefined,
+        ok: false,
+        status: "limit",
+        durationMs: 0,
+        error: {
+          name: "ToolError",
+          tool: "getWeather",
+          message: "tool getWeather was refused: its input is larger than 64 bytes (maxToolPayloadBytes)",
+        },
+      },
+    ]);
+  });
+
+  it("counts a byte as the docs say: a 20,000-row result of 0.36 MB JSON passes the 1 MiB default", async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({ id: i, ok: i % 2 === 0 }));
+    const json = Buffer.byteLength(JSON.stringify(rows));
+    expect(json).toBeGreaterThan(360_000);
+    const run = createToolRunner({ tools: { list: { inputSchema: {}, execute: () => rows } } });
+    expect(await run.call("list", {}, "1")).toBe(rows);
+    expect(run.journal()[0]?.status).toBe("ok");
+  });
+
+  it("is precise to the byte: limit = default + 4 KiB lets default + 1 KiB through both ways and refuses limit + 1 KiB", async () => {
+    const limit = 1024 * 1024 + 4096;
+    const run = createToolRunner({
+      tools: { echo: { inputSchema: {}, execute: (input: unknown) => input } },
+      maxToolPayloadBytes: limit,
+    });
+    const fits = "x".repeat(1024 * 1024 + 1024);
+    expect(await run.call("echo", fits, "1")).toBe(fits);
+    // A string's codec text is itself in quotes: exactly the limit passes, one byte more does not.
+    const exact = "x".repeat(limit - 2);
+    expect(await run.call("echo", exact, "2")).toBe(exact);
+    expect((await failure(run.call("echo", `${exact}x`, "3"))).status).toBe("limit");
+    expect((await failure(run.call("echo", "x".repeat(limit + 1024), "4"))).status).toBe("limit");
   });
 });
 

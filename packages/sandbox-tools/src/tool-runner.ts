@@ -83,9 +83,10 @@ export interface ToolRunnerOptions extends ToolLimits {
   parentContext?: Context | undefined;
   /**
    * Size of an input or output, in bytes, checked against `maxToolPayloadBytes`.
-   * Pass the codec's measure; the default estimates JSON text as UTF-16. A
-   * throw means the value cannot cross: the call fails (`invalid`/`invalid-output`)
-   * with the thrown message.
+   * The default counts the UTF-8 bytes of the value's codec text (what
+   * crosses the boundary; see `maxToolPayloadBytes`). A throw means the value
+   * cannot cross: the call fails (`invalid`/`invalid-output`) with the thrown
+   * message.
    */
   measure?: ((value: unknown) => number) | undefined;
   /** Milliseconds for `durationMs`; default `performance.now`. */
@@ -109,9 +110,15 @@ export interface ToolUsage {
 export interface ToolRunner {
   /** The tool names, in definition order: what the guest's frozen `tools` global offers. */
   readonly names: readonly string[];
-  /** `maxToolPayloadBytes`: the largest input the guest may send, in bytes. */
+  /**
+   * The transport's bound on one call's codec text, in the codec's own unit
+   * (UTF-16 code units × 2): twice `maxToolPayloadBytes`, so every input of at
+   * most `maxToolPayloadBytes` UTF-8 bytes fits and this runner, not the
+   * transport, decides. A guest whose input is past even this bound sends
+   * {@link TOOL_INPUT_TOO_LARGE} instead, so the refusal is still journaled.
+   */
   readonly maxCallBytes: number;
-  /** `maxToolPayloadBytes`: the largest output the guest may receive, in bytes. */
+  /** The same bound for the reply's codec text; the runner refuses larger outputs first (`limit`). */
   readonly maxReplyBytes: number;
   /**
    * Run one call: resolves with the output to copy into the guest, or rejects
@@ -158,6 +165,16 @@ interface Entry {
 type Measured = { ok: true; bytes: number } | { ok: false; message: string };
 
 const NO_MESSAGES: readonly unknown[] = Object.freeze([]);
+
+/**
+ * The input a transport hands to {@link ToolRunner.call} when the guest's
+ * input was too large to send at all: the call is refused (`limit`) and
+ * journaled like any oversized input. A registered symbol, so no codec text
+ * can decode to it.
+ */
+export const TOOL_INPUT_TOO_LARGE: unique symbol = Symbol.for(
+  "suaveplan.sandbox.tool-input-too-large",
+) as never;
 const NO_SPAN: ToolCallSpan = Object.freeze({ run: <T>(fn: () => T): T => fn(), end() {} });
 const MAX_TOOL_NAME = 128;
 
@@ -449,7 +466,12 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     pending.add(entry);
     const duplicate = journaled && ids.has(toolCallId);
     if (journaled) ids.add(toolCallId);
-    const size = journaled ? measureSafely(input) : undefined;
+    const tooLarge = input === TOOL_INPUT_TOO_LARGE;
+    const size: Measured | undefined = !journaled
+      ? undefined
+      : tooLarge
+        ? { ok: true, bytes: Number.POSITIVE_INFINITY }
+        : measureSafely(input);
     if (record !== undefined) {
       records.push({ record, startedAt });
       if (size?.ok && size.bytes <= maxBytes) record.input = input;
@@ -483,8 +505,8 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
 
   return Object.freeze({
     names: tools.names,
-    maxCallBytes: maxBytes,
-    maxReplyBytes: maxBytes,
+    maxCallBytes: maxBytes * 2,
+    maxReplyBytes: maxBytes * 2,
     call: (name: string, input: unknown, id: string): Promise<unknown> =>
       new Promise<unknown>((resolve, reject) => start(name, input, id, resolve, reject)),
     journal: (): ToolCallRecord[] => {

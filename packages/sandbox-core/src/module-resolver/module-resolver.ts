@@ -34,8 +34,9 @@ export const BUILTIN_MODULE_NAMES: readonly BuiltinModuleName[] = Object.freeze(
 
 /**
  * Global names a registered module may not take: they would replace the
- * global object's prototype chain, the engine's own console or a dynamic-code
- * entry point.
+ * global object's prototype chain, the engine's own console, a dynamic-code
+ * entry point or the host tools (`tools`, the guest's binding to
+ * `createSandbox({ tools })`).
  */
 export const RESERVED_MODULE_NAMES: readonly string[] = Object.freeze([
   "__proto__",
@@ -51,6 +52,7 @@ export const RESERVED_MODULE_NAMES: readonly string[] = Object.freeze([
   "module",
   "exports",
   "console",
+  "tools",
 ]);
 
 const HOST_BUILTINS: Readonly<Record<BuiltinModuleName, unknown>> = Object.freeze({ Math, JSON, Date });
@@ -110,6 +112,12 @@ export class ModuleResolver {
       );
     }
     const parsed = parseSandboxModule(module);
+    if (parsed.name === "tools") {
+      throw invalidModule(
+        "module.name",
+        '"tools" is reserved for the host tools global (a module would replace it, and the tool handlers would never run); give host functions as createSandbox({ tools }) or execute(code, context, { tools }), or pick another module name',
+      );
+    }
     if (RESERVED.has(parsed.name)) {
       throw invalidModule(
         "module.name",

@@ -11,7 +11,9 @@ export interface HostCallHandler {
   /**
    * Run one call. Resolve with the output (copied into the guest by the codec)
    * or reject; a rejection's `name`, `message` and `tool` (when strings) are
-   * all the guest sees — never a host object or stack.
+   * all the guest sees — never a host object or stack. `input` is
+   * `Symbol.for("suaveplan.sandbox.tool-input-too-large")` when the guest's
+   * input was past `maxCallBytes` and was not sent: refuse the call.
    */
   call(name: string, input: unknown, id: string): Promise<unknown>;
   /** Largest output the guest may receive, in bytes (codec text × 2). Default 1 MiB. */
@@ -19,6 +21,11 @@ export interface HostCallHandler {
 }
 
 const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;
+
+/** What the guest kernel sends instead of an input past `maxCallBytes` (not codec text). */
+const INPUT_TOO_LARGE_TEXT = '["!too-large"]';
+/** Handed to `call` for such an input (sandbox-tools' `TOOL_INPUT_TOO_LARGE`), so the refusal names the tool and is journaled. */
+const TOOL_INPUT_TOO_LARGE = Symbol.for("suaveplan.sandbox.tool-input-too-large");
 
 /**
  * Answer one {@link GuestCall}: decode the input with the host codec, run the
@@ -28,7 +35,7 @@ const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;
 export async function answerCall(call: GuestCall, handler: HostCallHandler): Promise<CallReply> {
   let input: unknown;
   try {
-    input = codec.decode(call.text);
+    input = call.text === INPUT_TOO_LARGE_TEXT ? TOOL_INPUT_TOO_LARGE : codec.decode(call.text);
   } catch {
     return refusal(call, "TypeError", "the call's input could not be decoded");
   }

@@ -23,6 +23,9 @@ export function installCalls(kit: KernelKit & CallsKit): void {
   const defineProperty = Reflect.defineProperty;
   const ObjectCreate = Object.create;
   const freeze = Object.freeze;
+  const G = globalThis;
+  /** Sent instead of an input too large to send; never codec text (see the host's `answerCall`). */
+  const INPUT_TOO_LARGE = '["!too-large"]';
 
   interface Pending {
     resolve: (value: unknown) => void;
@@ -55,14 +58,18 @@ export function installCalls(kit: KernelKit & CallsKit): void {
     new PromiseCtor((resolve, reject) => {
       const id = nextId++;
       let text: string;
+      const maxCallBytes = kit.runConfig.maxCallBytes;
       try {
-        text = kit.encode(value, "input", kit.runConfig.maxCallBytes);
+        text = kit.encode(value, "input", maxCallBytes);
       } catch (error) {
-        if (kit.isNotTransferable(error)) {
+        if (!kit.isNotTransferable(error)) throw error;
+        if (error.what !== `larger than ${maxCallBytes} bytes`) {
           reject(new TypeErrorCtor(`${error.path} cannot be sent to the host: it is ${error.what}`));
           return;
         }
-        throw error;
+        // Too large to send: the host still hears of the call, so it refuses it by the tool's
+        // name and journals it, rather than the guest failing it unseen.
+        text = INPUT_TOO_LARGE;
       }
       let accepted: unknown;
       try {
@@ -88,7 +95,15 @@ export function installCalls(kit: KernelKit & CallsKit): void {
         enumerable: true,
       });
     }
-    kit.defineGlobal("tools", freeze(tools));
+    // Not through defineGlobal: the binding is neither writable nor configurable, so guest code
+    // cannot swap the host tools for look-alikes (assignment fails as the language says: silently
+    // in sloppy code, a TypeError in strict code) and the object is frozen.
+    defineProperty(G, "tools", {
+      value: freeze(tools),
+      writable: false,
+      enumerable: false,
+      configurable: false,
+    });
   };
 
   kit.entries.reply = (id: number, ok: boolean, text: string) => {
@@ -121,7 +136,7 @@ export interface CallsKit {
   runConfig: RunConfig;
   /** Call the host; settles when the host replies. */
   hostCall(name: string, value: unknown): Promise<unknown>;
-  /** Define the frozen global `tools` whose members are async functions calling the host by name. */
+  /** Define the frozen, non-writable, non-configurable global `tools` whose members are async functions calling the host by name. */
   defineTools(names: readonly string[]): void;
 }
 

@@ -61,13 +61,15 @@ describe("the shared driver on a node:vm realm", () => {
       success: true,
       result: ["object", "function", "number"],
     });
-    // What stays is the context's own built-ins: the run's globals (and through them the kernel) are gone.
+    // What stays is the context's own built-ins and the frozen `tools` (non-configurable, so guest
+    // code cannot replace it; its functions reach only the emptied kit): the run's other globals
+    // (and through them the kernel) are gone.
     expect(
       runInContext(
         "[typeof console, typeof setTimeout, typeof tools, typeof data, typeof Error.prepareStackTrace]",
         prepared.context,
       ),
-    ).toEqual(["undefined", "undefined", "undefined", "undefined", "function"]);
+    ).toEqual(["undefined", "undefined", "object", "undefined", "function"]);
   });
   it("empties the context one macrotask after the result is handed over when asked to (teardownLater)", async () => {
     const prepared = prepareVmRealm({ maxTimers: 100, maxTimerCreations: 1_000 });

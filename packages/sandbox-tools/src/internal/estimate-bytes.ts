@@ -1,95 +1,179 @@
-const { apply, ownKeys } = Reflect;
+const { apply } = Reflect;
 const { isArray } = Array;
 const { isView } = ArrayBuffer;
-const { hasOwn } = Object;
+const { keys: objectKeys, getOwnPropertyDescriptor, hasOwn, getPrototypeOf } = Object;
 const mapForEach = Map.prototype.forEach;
 const setForEach = Set.prototype.forEach;
-const isEnumerable = Object.prototype.propertyIsEnumerable;
 const bigintToString = BigInt.prototype.toString;
-const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")?.get;
+const dateGetTime = Date.prototype.getTime;
+const regExpSource = getOwnPropertyDescriptor(RegExp.prototype, "source")?.get;
+const regExpFlags = getOwnPropertyDescriptor(RegExp.prototype, "flags")?.get;
+const arrayBufferByteLength = getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")?.get;
+const typedArrayTag = getOwnPropertyDescriptor(getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag)?.get;
+const charCodeAt = String.prototype.charCodeAt;
+const NON_PLAIN = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/;
 const dateClass = Date;
 const regExpClass = RegExp;
 const errorClass = Error;
 
+/** A pending separator or closing text: its size in bytes. */
+type Piece = number;
+
 /**
- * The default `measure` of the tool runner: an estimate, in bytes, of the
- * value's JSON text as UTF-16 (characters × 2, the unit the codec counts in).
- * It also sizes what JSON cannot carry but the codec can (BigInt, Map, Set,
- * typed arrays and ArrayBuffers as base64, Dates, RegExps, Errors); a shared
- * reference or a cycle counts once. Stops walking as soon as the estimate
- * passes `limit`, so a huge value costs at most `limit / 2` steps.
+ * The default `measure` of the tool runner: the size, in bytes, of the value
+ * as it crosses the sandbox boundary — the UTF-8 bytes of its codec text
+ * (`@suaveplan/sandbox-guest`'s codec: JSON text in which what JSON cannot
+ * carry is a tagged array such as `["o",[["city","Oslo"]]]` for an object).
+ * Exact for strings, numbers, booleans, null, undefined, BigInt, arrays,
+ * plain objects, Maps, Sets and shared references; a close estimate for
+ * Dates, RegExps, Errors (stacks are not counted: the host's never cross)
+ * and binary data (base64). Stops walking as soon as the count passes
+ * `limit`, so a huge value costs at most about `limit` steps.
  */
 export function estimateBytes(value: unknown, limit = Number.POSITIVE_INFINITY): number {
-  let chars = 0;
-  const seen = new Set<object>();
-  const stack: unknown[] = [value];
-  const half = limit / 2;
-  while (stack.length > 0 && chars <= half) {
-    const item = stack.pop();
+  let bytes = 0;
+  const seen = new Map<object, number>();
+  // Fixed text (commas, brackets) is pushed as its size; values wrapped, to tell them apart.
+  const items: Array<{ value: unknown } | Piece> = [{ value }];
+  while (items.length > 0 && bytes <= limit) {
+    const top = items.pop() as { value: unknown } | Piece;
+    if (typeof top === "number") {
+      bytes += top;
+      continue;
+    }
+    const item = top.value;
     switch (typeof item) {
       case "string":
-        chars += item.length + 2;
+        bytes += quotedBytes(item);
         break;
       case "number":
+        bytes =
+          bytes +
+          (Number.isNaN(item)
+            ? 11 // ["n","NaN"]
+            : item === Number.POSITIVE_INFINITY
+              ? 16
+              : item === Number.NEGATIVE_INFINITY
+                ? 17
+                : item === 0 && 1 / item < 0
+                  ? 10
+                  : String(item).length);
+        break;
       case "boolean":
+        bytes += item ? 4 : 5;
+        break;
       case "undefined":
-        chars += 8;
+        bytes += 5; // ["u"]
         break;
       case "bigint":
-        chars += (apply(bigintToString, item, []) as string).length + 8;
+        bytes += (apply(bigintToString, item, []) as string).length + 8; // ["b","…"]
         break;
       case "object": {
         if (item === null) {
-          chars += 4;
+          bytes += 4;
           break;
         }
-        if (seen.has(item)) {
-          chars += 8;
+        const index = seen.get(item);
+        if (index !== undefined) {
+          bytes += String(index).length + 6; // ["r",n]
           break;
         }
-        seen.add(item);
-        chars += 2;
-        if (isView(item)) chars += Math.ceil((item.byteLength * 4) / 3) + 16;
-        else if (item instanceof ArrayBuffer && arrayBufferByteLength !== undefined)
-          chars += Math.ceil(((apply(arrayBufferByteLength, item, []) as number) * 4) / 3) + 8;
-        else if (item instanceof dateClass) chars += 24;
-        else if (item instanceof regExpClass) chars += item.source.length + 16;
-        else if (item instanceof Map) {
-          apply(mapForEach, item, [
-            (v: unknown, k: unknown) => {
-              chars += 2;
-              stack.push(k, v);
-            },
-          ]);
+        seen.set(item, seen.size);
+        if (isView(item)) {
+          const kind =
+            typedArrayTag === undefined ? undefined : (apply(typedArrayTag, item, []) as string | undefined);
+          bytes += base64Bytes(item.byteLength) + (kind === undefined ? 6 : kind.length + 9);
+        } else if (item instanceof ArrayBuffer && arrayBufferByteLength !== undefined) {
+          bytes += base64Bytes(apply(arrayBufferByteLength, item, []) as number) + 6; // ["B","…"]
+        } else if (item instanceof dateClass) {
+          const time = apply(dateGetTime, item, []) as number;
+          bytes += Number.isNaN(time) ? 11 : String(time).length + 6;
+        } else if (item instanceof regExpClass) {
+          const source = regExpSource === undefined ? "" : (apply(regExpSource, item, []) as string);
+          const flags = regExpFlags === undefined ? "" : (apply(regExpFlags, item, []) as string);
+          bytes += quotedBytes(source) + flags.length + 9; // ["R",source,"flags"]
+        } else if (item instanceof Map) {
+          const entries: unknown[] = [];
+          apply(mapForEach, item, [(v: unknown, k: unknown) => entries.push(k, v)]);
+          pushPairs(items, entries);
         } else if (item instanceof Set) {
-          apply(setForEach, item, [
-            (v: unknown) => {
-              chars += 1;
-              stack.push(v);
-            },
-          ]);
+          const members: unknown[] = [];
+          apply(setForEach, item, [(v: unknown) => members.push(v)]);
+          pushList(items, members, members.length, false);
         } else if (isArray(item)) {
-          chars += item.length;
-          for (let i = item.length - 1; i >= 0 && chars <= half; i--) stack.push(item[i]);
+          pushList(items, item, item.length, true);
+        } else if (item instanceof errorClass) {
+          // ["E",name,message,"",[props]]: the host's stacks never cross.
+          const fields = item as { name?: unknown; message?: unknown };
+          bytes += 13;
+          bytes += quotedBytes(typeof fields.name === "string" ? fields.name : "");
+          bytes += quotedBytes(typeof fields.message === "string" ? fields.message : "");
         } else {
-          if (item instanceof errorClass) {
-            chars += 16;
-            if (hasOwn(item, "message")) stack.push(item.message);
-            if (hasOwn(item, "stack")) stack.push(item.stack);
+          const keys = objectKeys(item);
+          const entries: unknown[] = [];
+          for (const key of keys) {
+            if (bytes > limit) break;
+            entries.push(key, (item as Record<string, unknown>)[key]);
           }
-          for (const key of ownKeys(item)) {
-            if (typeof key !== "string" || !apply(isEnumerable, item, [key])) continue;
-            chars += key.length + 4;
-            stack.push((item as Record<string, unknown>)[key]);
-            if (chars > half) break;
-          }
+          pushPairs(items, entries);
         }
         break;
       }
       default:
         // Functions and symbols cannot cross; the codec refuses them, this only sizes.
-        chars += 8;
+        bytes += 8;
     }
   }
-  return chars * 2;
+  return bytes;
+}
+
+/** `["o",[[k,v],…]]` / `["M",[[k,v],…]]`: 6 + 2, and per entry 3 (brackets, comma) plus a comma between entries. */
+function pushPairs(items: Array<{ value: unknown } | Piece>, entries: readonly unknown[]): void {
+  const count = entries.length / 2;
+  items.push(8 + count * 3 + Math.max(0, count - 1));
+  for (let i = entries.length - 2; i >= 0; i -= 2) {
+    items.push({ value: entries[i + 1] }, { value: entries[i] });
+  }
+}
+
+/** `["a",[…]]` / `["S",[…]]`: 8, a comma between items, `["h"]` (5) for an array's hole. */
+function pushList(
+  items: Array<{ value: unknown } | Piece>,
+  list: ArrayLike<unknown>,
+  length: number,
+  holes: boolean,
+): void {
+  items.push(8 + Math.max(0, length - 1));
+  for (let i = length - 1; i >= 0; i--) {
+    if (holes && !hasOwn(list, i)) items.push(5);
+    else items.push({ value: (list as unknown[])[i] });
+  }
+}
+
+function base64Bytes(length: number): number {
+  return Math.ceil(length / 3) * 4 + 2;
+}
+
+/** The UTF-8 bytes of `s` as a JSON string literal (quotes and escapes included). */
+export function quotedBytes(s: string): number {
+  if (!NON_PLAIN.test(s)) return s.length + 2;
+  let bytes = 2;
+  const length = s.length;
+  for (let i = 0; i < length; i++) {
+    const c = apply(charCodeAt, s, [i]) as number;
+    if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d)
+      bytes += 2;
+    else if (c < 0x20) bytes += 6;
+    else if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = i + 1 < length ? (apply(charCodeAt, s, [i + 1]) as number) : 0;
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 6; // a lone surrogate is escaped as \udXXX
+    } else if (c >= 0xdc00 && c <= 0xdfff) bytes += 6;
+    else bytes += 3;
+  }
+  return bytes;
 }
