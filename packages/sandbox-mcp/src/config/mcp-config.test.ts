@@ -92,6 +92,52 @@ describe("resolveMcpConfig", () => {
   });
 });
 
+describe("durations and sizes", () => {
+  const resolve = (config: unknown) => resolveMcpConfig(config, { baseDir: "/", cwd: "/" });
+
+  it("a string carries its unit; a number is in the unit the field's name says", () => {
+    const written = resolve({
+      limits: { timeoutMs: "2s", maxTimeoutMs: "1m", memoryMiB: "1GiB", maxOutputBytes: "64KiB" },
+      shell: { timeoutMs: "1.5s", maxTimeoutMs: "2m", maxOutputBytes: "1MB" },
+    });
+    expect({ limits: written.limits, shell: written.shell }).toMatchObject({
+      limits: {
+        timeoutMs: 2000,
+        maxTimeoutMs: 60_000,
+        memoryBytes: 1024 * 1024 * 1024,
+        maxOutputBytes: 65_536,
+      },
+      shell: { timeoutMs: 1500, maxTimeoutMs: 120_000, maxOutputBytes: 1_000_000 },
+    });
+    expect(resolve({ limits: { timeoutMs: 2000, memoryMiB: 256, maxOutputBytes: 4096 } }).limits).toEqual({
+      timeoutMs: 2000,
+      maxTimeoutMs: 2000,
+      memoryBytes: 256 * 1024 * 1024,
+      maxOutputBytes: 4096,
+      maxToolCalls: undefined,
+    });
+  });
+
+  it("bad strings and sizes are SANDBOX_INVALID_CONFIG naming the field and the fix", () => {
+    const cases: unknown[] = [
+      { limits: { timeoutMs: "30" } },
+      { limits: { memoryMiB: "64mb" } },
+      { limits: { memoryMiB: 1.5 } },
+      { limits: { memoryMiB: "32GiB" } },
+      { shell: { timeoutMs: "-1s" } },
+      { limits: { timeoutMs: "2s", maxTimeoutMs: "1s" } },
+    ];
+    expect(cases.map((config) => thrown(() => resolve(config)).message.replace(` ${PAGE}`, ""))).toEqual([
+      'sandbox-mcp config: limits.timeoutMs: needs a unit (ms, s, m, h): a string must say which, e.g. "30ms"; a plain number is read as milliseconds (got "30")',
+      'sandbox-mcp config: limits.memoryMiB: has an unknown unit "mb" (did you mean MiB (1048576 bytes) or MB (1000000 bytes)?); units are B, KiB, MiB, GiB, kB, MB, GB (got "64mb")',
+      'sandbox-mcp config: limits.memoryMiB: must be a whole number of MiB; for other sizes write a string such as "1536KiB" (got 1.5)',
+      'sandbox-mcp config: limits.memoryMiB: must be at most 16 GiB (got "32GiB")',
+      'sandbox-mcp config: shell.timeoutMs: must not be negative; write a number and a unit (ms, s, m, h), e.g. "250ms", "30s", "2m" (got "-1s")',
+      "sandbox-mcp config: limits.maxTimeoutMs: must be at least limits.timeoutMs",
+    ]);
+  });
+});
+
 describe("engines and the commands' environment", () => {
   it("vm and worker need allowUnsafeEngines; isolate and spawn do not", () => {
     const resolve = (config: unknown) => resolveMcpConfig(config, { baseDir: "/", cwd: "/" });
@@ -184,14 +230,30 @@ describe("SandboxMcpConfigSchema", () => {
             "additionalProperties": false,
             "properties": {
               "maxOutputBytes": {
-                "exclusiveMinimum": 0,
-                "maximum": 9007199254740991,
-                "type": "integer",
+                "anyOf": [
+                  {
+                    "exclusiveMinimum": 0,
+                    "maximum": 9007199254740991,
+                    "type": "number",
+                  },
+                  {
+                    "type": "string",
+                  },
+                ],
+                "description": "bytes, or a string with its unit: "512KiB", "64MiB", "1GiB" (powers of 1024) or "500kB", "64MB", "1GB" (powers of 1000)",
               },
               "maxTimeoutMs": {
-                "exclusiveMinimum": 0,
-                "maximum": 2147483647,
-                "type": "integer",
+                "anyOf": [
+                  {
+                    "exclusiveMinimum": 0,
+                    "maximum": 2147483647,
+                    "type": "number",
+                  },
+                  {
+                    "type": "string",
+                  },
+                ],
+                "description": "milliseconds, or a string with its unit: "250ms", "1.5s", "2m", "1h"",
               },
               "maxToolCalls": {
                 "exclusiveMinimum": 0,
@@ -199,14 +261,30 @@ describe("SandboxMcpConfigSchema", () => {
                 "type": "integer",
               },
               "memoryMiB": {
-                "exclusiveMinimum": 0,
-                "maximum": 16384,
-                "type": "integer",
+                "anyOf": [
+                  {
+                    "exclusiveMinimum": 0,
+                    "maximum": 16384,
+                    "type": "number",
+                  },
+                  {
+                    "type": "string",
+                  },
+                ],
+                "description": "MiB as a number, or a string with its unit: "512MiB", "1GiB"",
               },
               "timeoutMs": {
-                "exclusiveMinimum": 0,
-                "maximum": 2147483647,
-                "type": "integer",
+                "anyOf": [
+                  {
+                    "exclusiveMinimum": 0,
+                    "maximum": 2147483647,
+                    "type": "number",
+                  },
+                  {
+                    "type": "string",
+                  },
+                ],
+                "description": "milliseconds, or a string with its unit: "250ms", "1.5s", "2m", "1h"",
               },
             },
             "type": "object",
@@ -243,14 +321,30 @@ describe("SandboxMcpConfigSchema", () => {
                 "type": "object",
               },
               "maxOutputBytes": {
-                "exclusiveMinimum": 0,
-                "maximum": 9007199254740991,
-                "type": "integer",
+                "anyOf": [
+                  {
+                    "exclusiveMinimum": 0,
+                    "maximum": 9007199254740991,
+                    "type": "number",
+                  },
+                  {
+                    "type": "string",
+                  },
+                ],
+                "description": "bytes, or a string with its unit: "512KiB", "64MiB", "1GiB" (powers of 1024) or "500kB", "64MB", "1GB" (powers of 1000)",
               },
               "maxTimeoutMs": {
-                "exclusiveMinimum": 0,
-                "maximum": 2147483647,
-                "type": "integer",
+                "anyOf": [
+                  {
+                    "exclusiveMinimum": 0,
+                    "maximum": 2147483647,
+                    "type": "number",
+                  },
+                  {
+                    "type": "string",
+                  },
+                ],
+                "description": "milliseconds, or a string with its unit: "250ms", "1.5s", "2m", "1h"",
               },
               "mode": {
                 "enum": [
@@ -288,9 +382,17 @@ describe("SandboxMcpConfigSchema", () => {
                 ],
               },
               "timeoutMs": {
-                "exclusiveMinimum": 0,
-                "maximum": 2147483647,
-                "type": "integer",
+                "anyOf": [
+                  {
+                    "exclusiveMinimum": 0,
+                    "maximum": 2147483647,
+                    "type": "number",
+                  },
+                  {
+                    "type": "string",
+                  },
+                ],
+                "description": "milliseconds, or a string with its unit: "250ms", "1.5s", "2m", "1h"",
               },
               "workspace": {
                 "minLength": 1,

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { durationSchema, readSize, sizeSchema } from "@suaveplan/sandbox-core/schemas";
 import { z } from "zod";
 
 /** The MCP tools this server can expose. */
@@ -10,6 +11,36 @@ export const MCP_TOOL_NAMES = ["run_javascript", "run_command", "describe_sandbo
 export type McpToolName = (typeof MCP_TOOL_NAMES)[number];
 
 const positiveInt = z.number().int().positive();
+const MIB = 1024 * 1024;
+/** A duration: a number is ms (as the field's name says), a string carries its unit ("30s"). */
+const milliseconds = durationSchema(2_147_483_647);
+/** A size: a number is bytes (as the field's name says), a string carries its unit ("64KiB"). */
+const bytes = sizeSchema();
+/** `memoryMiB`: a number is MiB (as its name says), a string carries its unit ("512MiB", "1GiB"); resolves to bytes, at most 16 GiB. */
+const memory = z
+  .union([z.number().positive().max(16_384), z.string()])
+  .transform((value, ctx) => {
+    if (typeof value === "number") {
+      if (Number.isInteger(value)) return value * MIB;
+      ctx.addIssue({
+        code: "custom",
+        message: 'must be a whole number of MiB; for other sizes write a string such as "1536KiB"',
+      });
+      return z.NEVER;
+    }
+    const reading = readSize(value);
+    if (reading.ok) return reading.value;
+    ctx.addIssue({ code: "custom", message: reading.reason });
+    return z.NEVER;
+  })
+  .pipe(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(16_384 * MIB, "must be at most 16 GiB"),
+  )
+  .meta({ description: 'MiB as a number, or a string with its unit: "512MiB", "1GiB"' });
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
 const path = z
   .string()
@@ -35,14 +66,14 @@ export const SandboxMcpConfigSchema = z
     /** Limits of `run_javascript`. */
     limits: z
       .strictObject({
-        /** Default wall-clock limit per execution, in ms (5 000). */
-        timeoutMs: positiveInt.max(2_147_483_647).optional(),
-        /** The largest `timeoutMs` a call may ask for, in ms (default: `timeoutMs`). */
-        maxTimeoutMs: positiveInt.max(2_147_483_647).optional(),
-        /** Heap limit per execution, in MiB (64). */
-        memoryMiB: positiveInt.max(16_384).optional(),
-        /** Cap on captured console output and returned text, in bytes (65 536). */
-        maxOutputBytes: positiveInt.optional(),
+        /** Default wall-clock limit per execution: ms, or a string with its unit such as `"5s"` (5 000 ms). */
+        timeoutMs: milliseconds.optional(),
+        /** The largest `timeoutMs` a call may ask for: ms, or `"30s"` (default: `timeoutMs`). */
+        maxTimeoutMs: milliseconds.optional(),
+        /** Heap limit per execution: MiB, or a string with its unit such as `"512MiB"` (64 MiB). */
+        memoryMiB: memory.optional(),
+        /** Cap on captured console output and returned text: bytes, or `"64KiB"` (65 536 bytes). */
+        maxOutputBytes: bytes.optional(),
         /** Tool calls one execution may make (the sandbox's default when absent). */
         maxToolCalls: positiveInt.optional(),
       })
@@ -64,12 +95,12 @@ export const SandboxMcpConfigSchema = z
         network: z
           .union([z.enum(["allow", "deny"]), z.strictObject({ allow: z.array(z.string().min(1)).min(1) })])
           .optional(),
-        /** Default wall-clock limit per command, in ms (30 000). */
-        timeoutMs: positiveInt.max(2_147_483_647).optional(),
-        /** The largest `timeoutMs` a call may ask for, in ms (default: `timeoutMs`). */
-        maxTimeoutMs: positiveInt.max(2_147_483_647).optional(),
-        /** Bytes kept per stream (stdout, stderr), then a truncation sentinel (65 536). */
-        maxOutputBytes: positiveInt.optional(),
+        /** Default wall-clock limit per command: ms, or a string with its unit such as `"30s"` (30 000 ms). */
+        timeoutMs: milliseconds.optional(),
+        /** The largest `timeoutMs` a call may ask for: ms, or `"2m"` (default: `timeoutMs`). */
+        maxTimeoutMs: milliseconds.optional(),
+        /** Bytes kept per stream (stdout, stderr), then a truncation sentinel: bytes, or `"64KiB"` (65 536). */
+        maxOutputBytes: bytes.optional(),
         /**
          * Commands' environment: only PATH, HOME, LANG, TERM and TMPDIR pass from the server's
          * environment, plus the names in `pass`; `set` gives values outright.
@@ -152,7 +183,7 @@ export function resolveMcpConfig(input: unknown, options: ResolveConfigOptions):
     const issue = parsed.error.issues[0];
     const keys = issue !== undefined && "keys" in issue ? (issue.keys as string[]) : [];
     const field = [...(issue?.path ?? []), ...keys].join(".") || "(top level)";
-    throw invalid(`${field}: ${issue?.message ?? "invalid"}`);
+    throw invalid(`${field}: ${issue?.message ?? "invalid"}${unitValue(input, issue?.path ?? [])}`);
   }
   const config = parsed.data;
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(options.baseDir, p));
@@ -170,7 +201,7 @@ export function resolveMcpConfig(input: unknown, options: ResolveConfigOptions):
     limits: {
       timeoutMs,
       maxTimeoutMs,
-      memoryBytes: (config.limits?.memoryMiB ?? 64) * 1024 * 1024,
+      memoryBytes: config.limits?.memoryMiB ?? 64 * MIB,
       maxOutputBytes: config.limits?.maxOutputBytes ?? 65_536,
       maxToolCalls: config.limits?.maxToolCalls,
     },
@@ -191,6 +222,15 @@ export function resolveMcpConfig(input: unknown, options: ResolveConfigOptions):
     },
     enabledTools: [...new Set(config.enabledTools ?? MCP_TOOL_NAMES)],
   };
+}
+
+/** ` (got "30")` for a duration or size field (`…Ms`, `…Bytes`, `memoryMiB`), so its message shows what was written. */
+function unitValue(input: unknown, path: readonly PropertyKey[]): string {
+  const last = path.at(-1);
+  if (typeof last !== "string" || !/(Ms|Bytes|MiB)$/.test(last)) return "";
+  let value = input;
+  for (const key of path) value = (value as Record<PropertyKey, unknown> | undefined)?.[key];
+  return typeof value === "string" || typeof value === "number" ? ` (got ${JSON.stringify(value)})` : "";
 }
 
 /**
