@@ -39,15 +39,23 @@ export function installUrl(kit: KernelKit): void {
   const { apply, defineProperty, getOwnPropertyDescriptor, ownKeys, getPrototypeOf } = Reflect;
   const setPrototypeOf = Object.setPrototypeOf;
   const WeakMapCtor = WeakMap;
-  const wmGet = WeakMap.prototype.get;
-  const wmSet = WeakMap.prototype.set;
   const TypeErrorCtor = TypeError;
-  const charCodeAt = String.prototype.charCodeAt;
-  const toLowerCase = String.prototype.toLowerCase;
-  const normalize = String.prototype.normalize;
-  const numberToString = Number.prototype.toString;
-  const sliceString = String.prototype.slice;
-  const regExpExec = RegExp.prototype.exec;
+  // Uncurried once (`call.bind(method)`): a call passes no argument array, unlike Reflect.apply.
+  const callBind = Function.prototype.bind.bind(Function.prototype.call) as <A extends unknown[], R>(
+    method: (...args: A) => R,
+  ) => (self: unknown, ...args: A) => R;
+  const charCodeAt = callBind(String.prototype.charCodeAt);
+  const toLowerCase = callBind(String.prototype.toLowerCase);
+  const normalize = callBind(String.prototype.normalize);
+  const numberToString = callBind(Number.prototype.toString);
+  const sliceString = callBind(String.prototype.slice);
+  const regExpExec = callBind(RegExp.prototype.exec);
+  const wmGetOf = callBind(WeakMap.prototype.get) as (map: WeakMap<object, unknown>, key: unknown) => unknown;
+  const wmSetOf = callBind(WeakMap.prototype.set) as (
+    map: WeakMap<object, unknown>,
+    key: object,
+    value: unknown,
+  ) => unknown;
   const create = Object.create;
   const fromCharCode = String.fromCharCode;
   const fromCodePoint = String.fromCodePoint;
@@ -194,9 +202,9 @@ export function installUrl(kit: KernelKit): void {
     const codePoints = (s: string): number[] => {
       const out = list<number>();
       for (let i = 0; i < s.length; i++) {
-        const c = apply(charCodeAt, s, [i]) as number;
+        const c = charCodeAt(s, i) as number;
         if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-          const d = apply(charCodeAt, s, [i + 1]) as number;
+          const d = charCodeAt(s, i + 1) as number;
           if (d >= 0xdc00 && d <= 0xdfff) {
             out[out.length] = (c - 0xd800) * 0x400 + d - 0xdc00 + 0x10000;
             i++;
@@ -216,12 +224,21 @@ export function installUrl(kit: KernelKit): void {
       // A template literal converts as WebIDL does (a Symbol throws).
       const s = `${value as string}`;
       for (let i = 0; i < s.length; i++) {
-        const c = apply(charCodeAt, s, [i]) as number;
+        const c = charCodeAt(s, i) as number;
         if (c >= 0xd800 && c <= 0xdfff) return cpString(codePoints(s));
       }
       return s;
     };
     const percentEncodeString = (input: string, set: number, spaceAsPlus: boolean): string => {
+      let plain = true;
+      for (let i = 0; i < input.length; i++) {
+        const c = charCodeAt(input, i);
+        if (inSet(c, set) || (spaceAsPlus && c === 0x20)) {
+          plain = false;
+          break;
+        }
+      }
+      if (plain) return input;
       const cps = codePoints(input);
       let out = "";
       for (let i = 0; i < cps.length; i++) out += encodeCp(cps[i] as number, set, spaceAsPlus);
@@ -293,6 +310,15 @@ export function installUrl(kit: KernelKit): void {
     };
     /** Percent-decode a string's UTF-8 bytes, then UTF-8 decode them. */
     const percentDecode = (input: string): string => {
+      let plain = true;
+      for (let i = 0; i < input.length; i++) {
+        const c = charCodeAt(input, i);
+        if (c === 0x25 || c >= 0x80) {
+          plain = false;
+          break;
+        }
+      }
+      if (plain) return input;
       const cps = codePoints(input);
       const bytes = list<number>();
       for (let i = 0; i < cps.length; i++) utf8Bytes(cps[i] as number, bytes);
@@ -376,7 +402,7 @@ export function installUrl(kit: KernelKit): void {
       }
       const out = list<number>();
       for (let i = 0; i < basic; i++) {
-        const c = apply(charCodeAt, input, [i]) as number;
+        const c = charCodeAt(input, i) as number;
         if (c >= 0x80) return null;
         out[out.length] = c;
       }
@@ -388,7 +414,7 @@ export function installUrl(kit: KernelKit): void {
         let w = 1;
         for (let k = 36; ; k += 36) {
           if (idx >= input.length) return null;
-          const c = apply(charCodeAt, input, [idx++]) as number;
+          const c = charCodeAt(input, idx++) as number;
           const digit =
             c >= 0x30 && c <= 0x39
               ? c - 22
@@ -443,14 +469,13 @@ export function installUrl(kit: KernelKit): void {
       let start = 0;
       for (let i = 0; i <= s.length; i++) {
         if (i === s.length || s[i] === ".") {
-          parts[parts.length] = apply(sliceString, s, [start, i]) as string;
+          parts[parts.length] = sliceString(s, start, i) as string;
           start = i + 1;
         }
       }
       return parts;
     };
-    const slice = (s: string, from: number, to?: number): string =>
-      apply(sliceString, s, to === undefined ? [from] : [from, to]) as string;
+    const slice = (s: string, from: number, to?: number): string => sliceString(s, from, to);
     const startsXn = (label: string): boolean =>
       label.length >= 4 &&
       (label[0] === "x" || label[0] === "X") &&
@@ -459,7 +484,7 @@ export function installUrl(kit: KernelKit): void {
       label[3] === "-";
     /** UTS #46 mapping as far as it goes without tables (see the part's TSDoc). */
     const mapDomain = (s: string): string => {
-      const folded = apply(toLowerCase, apply(normalize, apply(toLowerCase, s, []), ["NFKC"]), []) as string;
+      const folded = toLowerCase(normalize(toLowerCase(s), "NFKC"));
       let out = "";
       for (let i = 0; i < folded.length; i++) {
         const ch = folded[i] as string;
@@ -471,16 +496,16 @@ export function installUrl(kit: KernelKit): void {
     // UTS #46 refuses unassigned, control, private-use and surrogate code points and a label that
     // starts with a combining mark: the engine's own Unicode data (regex property escapes) says which.
     const disallowedRe = /[\p{Cn}\p{Cc}\p{Co}\p{Cs}\u{FFF9}-\u{FFFD}]|(?:^|\.)\p{M}/u;
-    const hasDisallowed = (s: string): boolean => apply(regExpExec, disallowedRe, [s]) !== null;
+    const hasDisallowed = (s: string): boolean => regExpExec(disallowedRe, s) !== null;
     const domainToAscii = (domain: string): string | null => {
       let ascii = true;
       for (let i = 0; i < domain.length; i++) {
-        if ((apply(charCodeAt, domain, [i]) as number) >= 0x80) {
+        if ((charCodeAt(domain, i) as number) >= 0x80) {
           ascii = false;
           break;
         }
       }
-      const mapped = ascii ? (apply(toLowerCase, domain, []) as string) : mapDomain(domain);
+      const mapped = ascii ? (toLowerCase(domain) as string) : mapDomain(domain);
       if (!ascii && hasDisallowed(mapped)) return null;
       const labels = splitDots(mapped);
       let out = "";
@@ -519,7 +544,7 @@ export function installUrl(kit: KernelKit): void {
       }
       let value = 0;
       for (let i = from; i < s.length; i++) {
-        const d = hexValue(apply(charCodeAt, s, [i]) as number);
+        const d = hexValue(charCodeAt(s, i) as number);
         if (d < 0 || d >= radix) return -1;
         value = value * radix + d;
       }
@@ -534,8 +559,7 @@ export function installUrl(kit: KernelKit): void {
       const last = parts[parts.length - 1] as string;
       if (last !== "") {
         let digits = true;
-        for (let i = 0; i < last.length; i++)
-          if (!isDigit(apply(charCodeAt, last, [i]) as number)) digits = false;
+        for (let i = 0; i < last.length; i++) if (!isDigit(charCodeAt(last, i) as number)) digits = false;
         if (digits) return true;
       }
       return parseIpv4Number(last) >= 0;
@@ -660,7 +684,7 @@ export function installUrl(kit: KernelKit): void {
           ignore0 = true;
           continue;
         }
-        out += apply(numberToString, address[i], [16]) as string;
+        out += numberToString(address[i], 16) as string;
         if (i !== 7) out += ":";
       }
       return `${out}]`;
@@ -685,7 +709,7 @@ export function installUrl(kit: KernelKit): void {
       const ascii = domainToAscii(percentDecode(input));
       if (ascii === null) return null;
       for (let i = 0; i < ascii.length; i++)
-        if (isForbiddenDomain(apply(charCodeAt, ascii, [i]) as number)) return null;
+        if (isForbiddenDomain(charCodeAt(ascii, i) as number)) return null;
       if (endsInNumber(ascii)) return parseIpv4(ascii);
       return ascii;
     };
@@ -708,7 +732,7 @@ export function installUrl(kit: KernelKit): void {
     };
     const isWindowsDriveLetter = (s: string, normalizedOnly: boolean): boolean =>
       s.length === 2 &&
-      isAlpha(apply(charCodeAt, s, [0]) as number) &&
+      isAlpha(charCodeAt(s, 0) as number) &&
       (s[1] === ":" || (!normalizedOnly && s[1] === "|"));
     const startsWithDriveLetter = (cps: number[], p: number): boolean => {
       if (cps.length - p < 2) return false;
@@ -724,7 +748,7 @@ export function installUrl(kit: KernelKit): void {
     };
     const isSingleDot = (s: string): boolean => s === "." || (s.length === 3 && (s === "%2e" || s === "%2E"));
     const isDoubleDot = (s: string): boolean => {
-      const t = apply(toLowerCase, s, []) as string;
+      const t = toLowerCase(s) as string;
       return t === ".." || t === ".%2e" || t === "%2e." || t === "%2e%2e";
     };
     const appendPath = (url: UrlRecord, segment: string): void => {
@@ -748,11 +772,11 @@ export function installUrl(kit: KernelKit): void {
         url.port = null;
         return;
       }
-      const first = apply(charCodeAt, stripped, [0]) as number;
+      const first = charCodeAt(stripped, 0) as number;
       if (first <= 0x20 || first === 0x2d) return;
       let hasDigit = false;
       for (let i = 0; i < stripped.length; i++)
-        if (isDigit(apply(charCodeAt, stripped, [i]) as number)) hasDigit = true;
+        if (isDigit(charCodeAt(stripped, i) as number)) hasDigit = true;
       if (!hasDigit) return;
       if (!isDigit(first)) url.port = null;
       else basicParse(stripped, null, url, PORT);
@@ -769,19 +793,26 @@ export function installUrl(kit: KernelKit): void {
       given: UrlRecord | null,
       stateOverride: number,
     ): UrlRecord | null | boolean => {
-      let input = codePoints(raw);
       let start = 0;
-      let end = input.length;
+      let end = raw.length;
       if (given === null) {
-        while (start < end && (input[start] as number) <= 0x20) start++;
-        while (end > start && (input[end - 1] as number) <= 0x20) end--;
+        while (start < end && charCodeAt(raw, start) <= 0x20) start++;
+        while (end > start && charCodeAt(raw, end - 1) <= 0x20) end--;
       }
-      const cleaned = list<number>();
+      const input = list<number>();
       for (let i = start; i < end; i++) {
-        const c = input[i] as number;
-        if (c !== 0x09 && c !== 0x0a && c !== 0x0d) cleaned[cleaned.length] = c;
+        const c = charCodeAt(raw, i);
+        if (c === 0x09 || c === 0x0a || c === 0x0d) continue;
+        if (c >= 0xd800 && c <= 0xdbff && i + 1 < end) {
+          const d = charCodeAt(raw, i + 1);
+          if (d >= 0xdc00 && d <= 0xdfff) {
+            input[input.length] = (c - 0xd800) * 0x400 + d - 0xdc00 + 0x10000;
+            i++;
+            continue;
+          }
+        }
+        input[input.length] = c >= 0xd800 && c <= 0xdfff ? 0xfffd : c;
       }
-      input = cleaned;
       const url: UrlRecord = given ?? {
         scheme: "",
         username: "",
@@ -1019,7 +1050,7 @@ export function installUrl(kit: KernelKit): void {
               if (buffer !== "") {
                 let port = 0;
                 for (let i = 0; i < buffer.length; i++) {
-                  port = port * 10 + ((apply(charCodeAt, buffer, [i]) as number) - 0x30);
+                  port = port * 10 + ((charCodeAt(buffer, i) as number) - 0x30);
                   if (port > 65535) return override ? false : null;
                 }
                 url.port = port === defaultPort(url.scheme) ? null : port;
@@ -1289,12 +1320,12 @@ export function installUrl(kit: KernelKit): void {
   const missing = (name: string): TypeError =>
     coded(`The "${name}" argument must be specified`, "ERR_MISSING_ARGS");
   const urlOf = (self: unknown): UrlState => {
-    const state = apply(wmGet, urls, [self]) as UrlState | undefined;
+    const state = wmGetOf(urls, self) as UrlState | undefined;
     if (state === undefined) throw new TypeErrorCtor("Receiver must be an instance of class URL");
     return state;
   };
   const paramsOf = (self: unknown): ParamsState => {
-    const state = apply(wmGet, paramsStates, [self]) as ParamsState | undefined;
+    const state = wmGetOf(paramsStates, self) as ParamsState | undefined;
     if (state === undefined)
       throw coded('Value of "this" must be of type URLSearchParams', "ERR_INVALID_THIS");
     return state;
@@ -1302,7 +1333,7 @@ export function installUrl(kit: KernelKit): void {
   /** After the URL's query changed: its searchParams list follows. */
   const queryChanged = (state: UrlState): void => {
     if (state.params === null) return;
-    const params = apply(wmGet, paramsStates, [state.params]) as ParamsState;
+    const params = wmGetOf(paramsStates, state.params) as ParamsState;
     params.list = state.rec.query === null ? list() : P().formParse(state.rec.query);
   };
   /** After the list changed: the URL's query follows (the URLSearchParams update steps). */
@@ -1317,7 +1348,7 @@ export function installUrl(kit: KernelKit): void {
     if (typeof rec.path !== "string" || rec.fragment !== null || rec.query !== null) return;
     let end = rec.path.length;
     while (end > 0 && rec.path[end - 1] === " ") end--;
-    rec.path = apply(sliceString, rec.path, [0, end]) as string;
+    rec.path = sliceString(rec.path, 0, end) as string;
   };
   const parseOrNull = (url: unknown, base: unknown): UrlRecord | null => {
     const p = P();
@@ -1394,10 +1425,10 @@ export function installUrl(kit: KernelKit): void {
         }
       } else if (init !== undefined && init !== null) {
         let text = p.usv(init);
-        if (text[0] === "?") text = apply(sliceString, text, [1]) as string;
+        if (text[0] === "?") text = sliceString(text, 1) as string;
         state.list = p.formParse(text);
       }
-      apply(wmSet, paramsStates, [this, state]);
+      wmSetOf(paramsStates, this, state);
     }
     get size(): number {
       return paramsOf(this).list.length;
@@ -1542,7 +1573,7 @@ export function installUrl(kit: KernelKit): void {
   const paramsIteratorPrototype = create(iteratorPrototype) as object;
   defineProperty(paramsIteratorPrototype, "next", {
     value: function next(this: unknown) {
-      const state = apply(wmGet, iterators, [this]) as IteratorState | undefined;
+      const state = wmGetOf(iterators, this) as IteratorState | undefined;
       if (state === undefined)
         throw coded('Value of "this" must be of type URLSearchParamsIterator', "ERR_INVALID_THIS");
       const items = state.params.list;
@@ -1561,7 +1592,7 @@ export function installUrl(kit: KernelKit): void {
   });
   const makeIterator = (params: ParamsState, kind: number): object => {
     const iterator = create(paramsIteratorPrototype) as object;
-    apply(wmSet, iterators, [iterator, { params, kind, index: 0 }]);
+    wmSetOf(iterators, iterator, { params, kind, index: 0 });
     return iterator;
   };
 
@@ -1581,7 +1612,7 @@ export function installUrl(kit: KernelKit): void {
       }
       const rec = p.parse(input, baseRecord);
       if (rec === null) throw invalidUrl(input, baseText);
-      apply(wmSet, urls, [this, { rec, params: null }]);
+      wmSetOf(urls, this, { rec, params: null });
     }
     static canParse(url: unknown, ...rest: unknown[]): boolean {
       // biome-ignore lint/complexity/noArguments: WebIDL throws for a missing argument, not for undefined
@@ -1703,7 +1734,7 @@ export function installUrl(kit: KernelKit): void {
         rec.query = null;
         stripOpaqueSpaces(rec);
       } else {
-        if (text[0] === "?") text = apply(sliceString, text, [1]) as string;
+        if (text[0] === "?") text = sliceString(text, 1) as string;
         rec.query = "";
         p.override(text, rec, QUERY);
       }
@@ -1713,7 +1744,7 @@ export function installUrl(kit: KernelKit): void {
       const state = urlOf(this);
       if (state.params === null) {
         const params = new URLSearchParams();
-        const inner = apply(wmGet, paramsStates, [params]) as ParamsState;
+        const inner = wmGetOf(paramsStates, params) as ParamsState;
         inner.url = state;
         state.params = params;
         queryChanged(state);
@@ -1733,7 +1764,7 @@ export function installUrl(kit: KernelKit): void {
         stripOpaqueSpaces(rec);
         return;
       }
-      if (text[0] === "#") text = apply(sliceString, text, [1]) as string;
+      if (text[0] === "#") text = sliceString(text, 1) as string;
       rec.fragment = "";
       p.override(text, rec, FRAGMENT);
     }
