@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ExecutionRequest } from "../host/execution-request.js";
 import { toSandboxResult } from "../outcome/to-sandbox-result.js";
 import { startVmExecution } from "../vm-realm/start-vm-execution.js";
+import { installWebGlobals } from "./install-web-globals.js";
 import { buildKernelSource, kernelConfig } from "./kernel-source.js";
 
 /** Run guest code through the whole driver in a fresh node:vm realm; the result without timings. */
@@ -339,6 +340,25 @@ describe("the globals themselves", () => {
         globalThis.atob = 1;
         [typeof d.get, d.enumerable, same, atob, Object.getOwnPropertyDescriptor(globalThis, "atob").writable]`),
     ).toEqual(["function", false, true, 1, true]);
+  });
+});
+
+describe("names under a bundler", () => {
+  it("keeps the web names when a bundler renames the declarations (esbuild's TextEncoder2)", () => {
+    const renamed = installWebGlobals
+      .toString()
+      // Every reference, as esbuild does; strings and property names stay.
+      .replace(/(?<!["'.])\b(TextEncoder|AbortSignal|Crypto|atob|structuredClone)\b(?!["'])/g, "$12");
+    expect(renamed).toContain("class TextEncoder2");
+    const context = createContext({});
+    const kit = { config: {}, entries: {}, inspect: String, reportError() {} };
+    (runInContext(`(${renamed})`, context) as (kit: unknown) => void)(kit);
+    expect(
+      runInContext(
+        "[TextEncoder.name, AbortSignal.name, crypto.constructor.name, atob.name, structuredClone.name]",
+        context,
+      ),
+    ).toEqual(["TextEncoder", "AbortSignal", "Crypto", "atob", "structuredClone"]);
   });
 });
 

@@ -158,11 +158,23 @@ export function installWebGlobals(kit: KernelKit): void {
     descriptor.configurable = true;
     return descriptor;
   };
-  const setTag = (prototype: object, tag: string): void => {
+  /**
+   * Give a function its web name: a bundler may rename a declaration that shadows a global
+   * (esbuild makes `class TextEncoder` `TextEncoder2` in the worker entry), and `.name` follows.
+   */
+  const named = (fn: object, name: string): void => {
+    const descriptor = objectCreate(null) as PropertyDescriptor;
+    descriptor.value = name;
+    descriptor.configurable = true;
+    defineProperty(fn, "name", descriptor);
+  };
+  /** A class's name, and its prototype's Symbol.toStringTag as on the web. */
+  const setTag = (Class: { prototype: object }, tag: string): void => {
+    named(Class, tag);
     const descriptor = objectCreate(null) as PropertyDescriptor;
     descriptor.value = tag;
     descriptor.configurable = true;
-    defineProperty(prototype, toStringTag, descriptor);
+    defineProperty(Class.prototype, toStringTag, descriptor);
   };
   /** Node's "must be specified" error for a missing argument. */
   const missing = (name: string): TypeError => {
@@ -269,6 +281,7 @@ export function installWebGlobals(kit: KernelKit): void {
         isDOMException = (value) => value !== null && typeof value === "object" && #name in value;
       }
     }
+    named(DOMException, "DOMException");
     // No Symbol.toStringTag (Node has "DOMException"): the kernel tells errors by their
     // "[object Error]" tag, and a thrown DOMException must be described as an error.
     const domError = (message: string, name: string): DOMException => new DOMException(message, name);
@@ -369,7 +382,7 @@ export function installWebGlobals(kit: KernelKit): void {
           value !== null && typeof value === "object" && #state in value ? value.#state : undefined;
       }
     }
-    setTag(Event.prototype, "Event");
+    setTag(Event, "Event");
 
     interface Listener {
       callback: unknown;
@@ -490,7 +503,7 @@ export function installWebGlobals(kit: KernelKit): void {
         listenersOf = (target) => (target as EventTarget).#listeners;
       }
     }
-    setTag(EventTarget.prototype, "EventTarget");
+    setTag(EventTarget, "EventTarget");
     const removeListener = function (this: EventTarget, type: string, gone: Listener): void {
       const map = listenersOf(this);
       if (map === undefined) return;
@@ -635,7 +648,7 @@ export function installWebGlobals(kit: KernelKit): void {
           value !== null && typeof value === "object" && #state in value ? value.#state : undefined;
       }
     }
-    setTag(AbortSignal.prototype, "AbortSignal");
+    setTag(AbortSignal, "AbortSignal");
     class AbortController {
       #signal: AbortSignal = newSignal();
       get signal(): AbortSignal {
@@ -645,7 +658,7 @@ export function installWebGlobals(kit: KernelKit): void {
         abortSignal(this.#signal, reason);
       }
     }
-    setTag(AbortController.prototype, "AbortController");
+    setTag(AbortController, "AbortController");
 
     // ---- bytes of a BufferSource -------------------------------------------
     /** A Uint8Array over the bytes of an ArrayBuffer or view, read with captured getters; undefined otherwise. */
@@ -752,7 +765,7 @@ export function installWebGlobals(kit: KernelKit): void {
         return { read: counts.read, written };
       }
     }
-    setTag(TextEncoder.prototype, "TextEncoder");
+    setTag(TextEncoder, "TextEncoder");
 
     const isUtf8Label = (label: string): boolean =>
       label === "utf-8" ||
@@ -886,7 +899,7 @@ export function installWebGlobals(kit: KernelKit): void {
         return unitsToString(units);
       }
     }
-    setTag(TextDecoder.prototype, "TextDecoder");
+    setTag(TextDecoder, "TextDecoder");
 
     // ---- atob and btoa -----------------------------------------------------
     const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -1250,7 +1263,7 @@ export function installWebGlobals(kit: KernelKit): void {
         return text;
       }
     }
-    setTag(Crypto.prototype, "Crypto");
+    setTag(Crypto, "Crypto");
 
     // ---- performance -------------------------------------------------------
     class Performance {
@@ -1267,7 +1280,7 @@ export function installWebGlobals(kit: KernelKit): void {
         return { timeOrigin };
       }
     }
-    setTag(Performance.prototype, "Performance");
+    setTag(Performance, "Performance");
 
     const single = <T>(Ctor: new () => T): T => {
       constructing = true;
@@ -1285,6 +1298,9 @@ export function installWebGlobals(kit: KernelKit): void {
     made.AbortSignal = AbortSignal;
     made.TextEncoder = TextEncoder;
     made.TextDecoder = TextDecoder;
+    named(atob, "atob");
+    named(btoa, "btoa");
+    named(structuredClone, "structuredClone");
     made.atob = atob;
     made.btoa = btoa;
     made.structuredClone = structuredClone;
