@@ -184,7 +184,10 @@ function registerRunJavascript(
   slots: CallSlots,
 ): void {
   const declarations = sandbox.toolDeclarations();
-  const hasTools = !/^declare const tools: \{\s*\};?\s*$/.test(declarations.trim());
+  // "No tools" however toolDeclarations() goes on after it (it may list the guest globals as comments).
+  const hasTools = !/(?:^|\n)declare const tools: \{\s*\};/.test(declarations);
+  const globals = describeGuestGlobals();
+  const listsGlobals = hasTools && declarations.includes(globals.split("\n")[0] ?? globals);
   const description = [
     `Run a JavaScript (or TypeScript, with language: "typescript") program in a sandbox (engine ${settings.engine}) and return its completion value, console output, host-tool calls and usage.`,
     "The value of the last expression is the result; top-level await works. There is no require, import, process, fs or network.",
@@ -192,7 +195,7 @@ function registerRunJavascript(
     hasTools
       ? `The program can call these host tools with await (TypeScript declarations):\n\`\`\`ts\n${declarations}\n\`\`\``
       : "No host tools are configured.",
-    describeGuestGlobals(),
+    ...(listsGlobals ? [] : [globals]),
   ].join("\n");
   server.registerTool(
     "run_javascript",

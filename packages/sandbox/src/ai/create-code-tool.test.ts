@@ -1,3 +1,8 @@
+import {
+  ABSENT_GUEST_GLOBALS,
+  describeGuestGlobals,
+  GUEST_GLOBALS,
+} from "@suaveplan/sandbox-core/guest-script";
 import type { ToolSet } from "@suaveplan/sandbox-tools";
 import { generateText, isStepCount, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
@@ -5,6 +10,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type CreateSandboxConfig, createSandbox, type Sandbox } from "../sandbox/index.js";
 import { createCodeTool } from "./create-code-tool.js";
+
+/** The first line of the globals list, whichever part of the description carries it. */
+const GLOBALS_HEADING = describeGuestGlobals().split("\n")[0] as string;
 
 // The isolate engine: the one to show (the only security boundary); runs in helper processes.
 const sandboxOf = (config: Partial<CreateSandboxConfig> = {}): Sandbox =>
@@ -161,6 +169,7 @@ describe("createCodeTool in a generateText loop", () => {
 
   it("tells the model how to write the program, the tools' declarations and the guest globals", async () => {
     const sandbox = sandboxOf({ tools: weatherTools, timeout: 3_000 });
+    const bare = sandboxOf();
     try {
       const model = scriptedModel([answer("ok")]);
       await generateText({
@@ -172,6 +181,7 @@ describe("createCodeTool in a generateText loop", () => {
             description: (generated) => `${generated}\nPrefer one program.`,
           }),
           replaced: createCodeTool({ sandbox, description: "Run JavaScript." }),
+          noTools: createCodeTool({ sandbox: bare }),
         },
         prompt: "hi",
       });
@@ -193,9 +203,14 @@ describe("createCodeTool in a generateText loop", () => {
         "  convert(input: { eur: number; to: string }): Promise<unknown>;",
       ]);
       expect(generated).toContain(sandbox.toolDeclarations());
-      expect(generated).toContain("\n- URL: WHATWG URL parsing and serialisation\n");
-      expect(generated).toContain("\n- structuredClone: ");
-      expect(generated).toContain("\n- fetch: no network from guest code; call a host tool instead\n");
+      // Every guest global and every deliberate absence, listed once (the declarations may already carry them).
+      for (const { name, summary } of [...GUEST_GLOBALS, ...ABSENT_GUEST_GLOBALS]) {
+        expect(generated).toContain(`- ${name}: ${summary}`);
+      }
+      expect(["URL", "structuredClone", "fetch"].every((name) => generated.includes(`- ${name}: `))).toBe(
+        true,
+      );
+      expect(generated.split(GLOBALS_HEADING).length).toBe(2);
       expect(generated.split("\n").at(-1)).toBe(
         'Limits: 3000 ms per program, 128 MiB of heap; the output is kept within 20000 bytes and "truncated" says what was cut. On failure, "error" says why and "calls" what already ran.',
       );
@@ -203,6 +218,12 @@ describe("createCodeTool in a generateText loop", () => {
         `${generated.replace("within 20000 bytes", "within 65536 bytes")}\nPrefer one program.`,
       );
       expect(description("replaced")).toBe("Run JavaScript.");
+      expect(description("noTools").split("\n").slice(0, 3)).toEqual([
+        "Run a JavaScript program in a sandbox and get back its result, its console output and the host-tool calls it made.",
+        "Write plain JavaScript (a script, not a module): the value of the last expression statement is the result, or `return` a value; top-level await works. There is no import, require, process, file system or network.",
+        "No host tools are configured.",
+      ]);
+      expect(description("noTools").split(GLOBALS_HEADING).length).toBe(2);
       expect(sent.find((entry) => entry.name === "runCode")).toMatchObject({
         inputSchema: {
           type: "object",
@@ -213,6 +234,7 @@ describe("createCodeTool in a generateText loop", () => {
       });
     } finally {
       await sandbox.destroy();
+      await bare.destroy();
     }
   });
 

@@ -54,7 +54,8 @@ export interface CodeToolOutput {
 const DEFAULT_MAX_OUTPUT_BYTES = 65_536;
 /** Below this a report cannot hold an error message and a cut result. */
 const MIN_OUTPUT_BYTES = 1_024;
-const EMPTY_TOOLS = /^declare const tools: \{\s*\};?\s*$/;
+/** How toolDeclarations() says there are no tools (whatever follows it). */
+const EMPTY_TOOLS = /(?:^|\n)declare const tools: \{\s*\};/;
 
 /**
  * An AI SDK tool ("code mode"): the model writes one JavaScript program that
@@ -127,7 +128,10 @@ export function createCodeTool(options: CodeToolOptions): Tool<CodeToolInput, Co
 
 function generatedDescription(sandbox: Sandbox, timeout: number | undefined, maxOutputBytes: number): string {
   const declarations = sandbox.toolDeclarations();
-  const hasTools = !EMPTY_TOOLS.test(declarations.trim());
+  const hasTools = !EMPTY_TOOLS.test(declarations);
+  const globals = describeGuestGlobals();
+  // Declarations that already list the globals (as comments) are not followed by a second copy.
+  const listsGlobals = declarations.includes(globals.split("\n")[0] ?? globals);
   const { config } = sandbox;
   return [
     "Run a JavaScript program in a sandbox and get back its result, its console output and the host-tool calls it made.",
@@ -135,7 +139,7 @@ function generatedDescription(sandbox: Sandbox, timeout: number | undefined, max
     hasTools
       ? `Call the host tools with await, e.g. \`const x = await tools.name(input)\`; several calls can run at once with Promise.all. Their TypeScript declarations:\n\`\`\`ts\n${declarations}\n\`\`\``
       : "No host tools are configured.",
-    describeGuestGlobals(),
+    ...(listsGlobals && hasTools ? [] : [globals]),
     `Limits: ${timeout ?? config.timeout} ms per program, ${Math.round(config.memoryLimit / 1024 / 1024)} MiB of heap; the output is kept within ${maxOutputBytes} bytes and "truncated" says what was cut. On failure, "error" says why and "calls" what already ran.`,
   ].join("\n");
 }

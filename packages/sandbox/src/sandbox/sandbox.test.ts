@@ -225,6 +225,7 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
       "./pool",
       "./result-streamer",
       "./sandbox",
+      "./ai",
     ];
     const keys = Object.keys(pkg.exports).filter((k) => k !== "./package.json");
     expect(keys.sort()).toEqual([...documented].sort());
@@ -247,6 +248,7 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
       "./pool": "SandboxPool",
       "./result-streamer": "ResultStreamer",
       "./sandbox": "createSandbox",
+      "./ai": "createCodeTool",
     };
     for (const key of documented) {
       const entry = pkg.exports[key];
