@@ -1,3 +1,4 @@
+import { ABSENT_GUEST_GLOBALS, GUEST_GLOBALS } from "@suaveplan/sandbox-core/guest-script";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -6,6 +7,21 @@ import { type JsonSchemaObject, normaliseTools, type ToolSet, toolDeclarations }
 import { jsonSchemaToTs } from "./internal/json-schema-to-ts.js";
 
 const execute = () => undefined;
+
+/** The guest's globals, as toolDeclarations() ends every text. */
+const GLOBALS_COMMENT = [
+  "// Globals beside the JavaScript built-ins:",
+  ...GUEST_GLOBALS.map((global) => `// - ${global.name}: ${global.summary}`),
+  "// Not available:",
+  ...ABSENT_GUEST_GLOBALS.map((global) => `// - ${global.name}: ${global.summary}`),
+].join("\n");
+
+/** toolDeclarations() without the globals comment every text ends with (checked here). */
+function declared(tools: Parameters<typeof toolDeclarations>[0]): string {
+  const text = toolDeclarations(tools);
+  expect(text.endsWith(`\n\n${GLOBALS_COMMENT}`)).toBe(true);
+  return text.slice(0, -(GLOBALS_COMMENT.length + 2));
+}
 
 /**
  * Compile `files` (name → text) as one strict TypeScript program against the
@@ -44,7 +60,7 @@ function compile(files: Record<string, string>): string[] {
 
 /** The declared parameter type of a one-tool set with `inputSchema`. */
 function inputType(inputSchema: ToolSet[string]["inputSchema"]): string {
-  const text = toolDeclarations({ t: { inputSchema, execute } });
+  const text = declared({ t: { inputSchema, execute } });
   const match = /^ {2}t\(input\??: ([\s\S]*)\): Promise<unknown>;$/m.exec(text);
   if (match?.[1] === undefined) throw new Error(`unexpected declaration:\n${text}`);
   return match[1];
@@ -53,7 +69,7 @@ function inputType(inputSchema: ToolSet[string]["inputSchema"]): string {
 describe("toolDeclarations", () => {
   it("declares the tools global with each description as TSDoc", () => {
     expect(
-      toolDeclarations({
+      declared({
         getWeather: {
           description: "Current weather for a city",
           inputSchema: z.object({ city: z.string() }),
@@ -67,12 +83,32 @@ describe("toolDeclarations", () => {
   });
 
   it("declares an empty tool set", () => {
-    expect(toolDeclarations(undefined)).toBe("declare const tools: {};");
+    expect(declared(undefined)).toBe("declare const tools: {};");
+  });
+
+  it("ends with the guest's globals as a comment block, so the model knows what it has and lacks", () => {
+    const text = toolDeclarations({ ping: { inputSchema: z.object({}), execute } });
+    expect(text).toBe(
+      [
+        "declare const tools: {",
+        "  ping(input: Record<string, unknown>): Promise<unknown>;",
+        "};",
+        "",
+        "// Globals beside the JavaScript built-ins:",
+        "// - console: log, info, warn, error, debug; captured as the run's logs",
+        ...GUEST_GLOBALS.slice(1).map((global) => `// - ${global.name}: ${global.summary}`),
+        "// Not available:",
+        "// - fetch: no network from guest code; call a host tool instead",
+        ...ABSENT_GUEST_GLOBALS.slice(1).map((global) => `// - ${global.name}: ${global.summary}`),
+      ].join("\n"),
+    );
+    // Still valid TypeScript on its own.
+    expect(compile({ "tools.d.ts": text })).toEqual([]);
   });
 
   it("lays out documented and long objects one member a line, with property, input and output TSDoc", () => {
     expect(
-      toolDeclarations(
+      declared(
         normaliseTools({
           search: {
             description: "Search the catalogue.\nResults are ranked; the */ in this text is escaped.",
@@ -207,7 +243,7 @@ describe("toolDeclarations", () => {
     ["a marker outside the closed set", { "x-suaveplan-ts": "string; evil(): void" }, "unknown"],
   ])("maps %s", (_, schema, expected) => {
     if (expected === "unknown")
-      expect(toolDeclarations({ t: { inputSchema: schema, execute } })).toContain("t(input?: unknown)");
+      expect(declared({ t: { inputSchema: schema, execute } })).toContain("t(input?: unknown)");
     else expect(inputType(schema)).toBe(expected);
   });
 
@@ -219,7 +255,7 @@ describe("toolDeclarations", () => {
         return z.array(category);
       },
     });
-    const text = toolDeclarations({
+    const text = declared({
       addCategory: {
         inputSchema: category,
         outputSchema: z.object({ root: category, parent: category.optional() }),
@@ -275,7 +311,7 @@ declare const tools: {
   });
 
   it("uses the input side of an input schema and the output side of an output schema", () => {
-    const text = toolDeclarations({
+    const text = declared({
       parse: {
         inputSchema: z.object({ n: z.string().transform(Number), flag: z.boolean().default(false) }),
         outputSchema: z.object({ n: z.string().transform(Number), flag: z.boolean().default(false) }),
@@ -296,7 +332,7 @@ declare const tools: {
   });
 
   it("generates declarations a strict TypeScript program compiles against, and a wrong call fails to compile", () => {
-    const declarations = toolDeclarations({
+    const declarations = declared({
       getWeather: {
         description: "Current weather for a city",
         inputSchema: z.object({ city: z.string(), units: z.enum(["C", "F"]).optional() }),
@@ -401,7 +437,7 @@ void main;
     const tools: ToolSet = Object.fromEntries(
       schemas.map((schema, i) => [`t${i}`, { inputSchema: schema, outputSchema: schema, execute }]),
     );
-    const text = toolDeclarations(tools);
+    const text = declared(tools);
     expect(compile({ "tools.d.ts": text })).toEqual([]);
   });
 });

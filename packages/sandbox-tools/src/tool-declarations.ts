@@ -1,3 +1,4 @@
+import { describeGuestGlobals } from "@suaveplan/sandbox-core/guest-script";
 import { z } from "zod";
 import {
   type AliasScope,
@@ -21,7 +22,10 @@ const jsonSchemas = new WeakMap<CompiledToolSchema, Partial<Record<Io, unknown>>
  * tool's `description` (and the schemas' and properties' descriptions) as
  * TSDoc. A tool without `outputSchema` returns `Promise<unknown>`; what a
  * schema cannot say in TypeScript is `unknown`. Recursive schemas become
- * `type` aliases declared before `tools`. The text is valid TypeScript.
+ * `type` aliases declared before `tools`. After it, a `//` comment block
+ * lists the guest's globals beside the JavaScript built-ins and what it
+ * lacks (`fetch`, `require` …), so the model is told what it can use. The
+ * text is valid TypeScript.
  *
  * @example
  * toolDeclarations({ getWeather: { description: "Current weather for a city", inputSchema: z.object({ city: z.string() }), outputSchema: z.object({ tempC: z.number() }), execute } });
@@ -29,8 +33,27 @@ const jsonSchemas = new WeakMap<CompiledToolSchema, Partial<Record<Io, unknown>>
  * //   /** Current weather for a city *\/
  * //   getWeather(input: { city: string }): Promise<{ tempC: number }>;
  * // };
+ * //
+ * // // Globals beside the JavaScript built-ins:
+ * // // - console: log, info, warn, error, debug; captured as the run's logs
+ * // // …
  */
 export function toolDeclarations(tools: ToolSet | NormalisedToolSet | undefined): string {
+  return `${declareTools(tools)}\n\n${GUEST_GLOBALS_COMMENT}`;
+}
+
+/**
+ * What the guest has beside the JavaScript built-ins (`describeGuestGlobals()`
+ * of `@suaveplan/sandbox-core/guest-script`), as `//` comment lines: a model
+ * reads the list as prose, and the text stays valid TypeScript without
+ * redeclaring what the compiler's own library already declares.
+ */
+const GUEST_GLOBALS_COMMENT = describeGuestGlobals()
+  .split("\n")
+  .map((line) => `// ${line}`)
+  .join("\n");
+
+function declareTools(tools: ToolSet | NormalisedToolSet | undefined): string {
   const set = normaliseTools(tools, "config");
   if (set.names.length === 0) return "declare const tools: {};";
   const scope: AliasScope = { used: new Set(), lines: [] };

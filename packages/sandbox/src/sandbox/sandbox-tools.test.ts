@@ -5,6 +5,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
+import { describeGuestGlobals } from "@suaveplan/sandbox-core/guest-script";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSandbox, type Sandbox } from "./sandbox.js";
@@ -155,8 +156,13 @@ describe.each(ENGINES)("host tools through createSandbox (%s)", (engine) => {
 
 describe("toolDeclarations()", () => {
   it("gives the TypeScript declarations of the guest's tools, descriptions as TSDoc", () => {
+    // Then the guest's globals as a comment block (pinned in sandbox-tools' tool-declarations tests).
+    const globals = describeGuestGlobals()
+      .split("\n")
+      .map((line) => `// ${line}`)
+      .join("\n");
     expect(sandboxOf({ tools: { getWeather: weather } }).toolDeclarations()).toBe(
-      "declare const tools: {\n  /** Current weather for a city */\n  getWeather(input: { city: string }): Promise<{ tempC: number }>;\n};",
+      `declare const tools: {\n  /** Current weather for a city */\n  getWeather(input: { city: string }): Promise<{ tempC: number }>;\n};\n\n${globals}`,
     );
   });
 });
