@@ -103,8 +103,8 @@ export function createCodeTool(options: CodeToolOptions): Tool<CodeToolInput, Co
       const report = renderRunReport(run, {
         maxBytes: maxOutputBytes,
         ...(normalised.changes.length === 0 ? {} : { head: { normalised: normalised.changes } }),
-        // The flat error fields below are no longer than the report's error object, so the bound holds.
       });
+      // Flattening the error ({ code, message } to errorCode, error) only shortens the JSON: the bound holds.
       const { error } = report;
       return {
         success: report.success,
