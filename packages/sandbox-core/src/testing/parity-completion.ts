@@ -46,7 +46,6 @@ export const PARITY_COMPLETION_ROWS: readonly ParityRow[] = [
     code: "await 1; console.log('ran'); 'before'; if (false) { 'never' }",
     expected: { success: true, result: undefined, logs: [{ level: "log", message: "ran" }] },
   },
-
   {
     name: "completion: switch after await",
     code: "const n = await Promise.resolve(5); switch (n) { case 5: 'five' }",
