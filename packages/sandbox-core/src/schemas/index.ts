@@ -17,6 +17,7 @@ export {
   type DurationInput,
   durationSchema,
   formatSize,
+  memoryLimitBelowMinimum,
   parseDuration,
   parseSize,
   readDuration,

@@ -208,3 +208,22 @@ export function formatSize(bytes: number): string {
   }
   return bytes === 1 ? "1 byte" : `${bytes} bytes`;
 }
+
+/**
+ * Why `bytes` cannot be `engine`'s memory limit (below its `minMiB`), naming
+ * the field and the likely slip of a MiB count written as bytes; undefined
+ * when it can. Engines refuse such a limit rather than raise it behind the
+ * caller's back.
+ */
+export function memoryLimitBelowMinimum(
+  bytes: number,
+  field: string,
+  engine: string,
+  minMiB: number,
+): string | undefined {
+  const min = minMiB * (SIZE_UNITS.MiB as number);
+  if (bytes >= min) return undefined;
+  const hint =
+    bytes >= minMiB && bytes <= 16_384 ? `did you mean "${bytes}MiB"?` : `give at least "${minMiB}MiB"`;
+  return `${field}: ${formatSize(bytes)} is below the ${engine} engine's minimum of ${minMiB} MiB (${min} bytes); ${hint}`;
+}

@@ -1,5 +1,5 @@
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { formatSize, parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import { memoryLimitBelowMinimum, parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import {
   type EngineCapabilities,
   type EngineLimits,
@@ -402,19 +402,8 @@ function toMiB(bytes: number): number {
   return Math.ceil(bytes / MIB);
 }
 
-/**
- * Why `bytes` cannot be an isolate's limit (isolated-vm refuses less than
- * 8 MiB), naming the field and the likely slip of a MiB count written as
- * bytes; undefined when it can. A limit is refused, never raised behind the caller's back.
- */
 function memoryLimitProblem(bytes: number, field: string): string | undefined {
-  const min = MIN_MEMORY_LIMIT_MIB * MIB;
-  if (bytes >= min) return undefined;
-  const hint =
-    bytes >= MIN_MEMORY_LIMIT_MIB && bytes <= 16_384
-      ? `did you mean "${bytes}MiB"?`
-      : `give at least "${MIN_MEMORY_LIMIT_MIB}MiB"`;
-  return `${field}: ${formatSize(bytes)} is below the isolate engine's minimum of ${MIN_MEMORY_LIMIT_MIB} MiB (${min} bytes); ${hint}`;
+  return memoryLimitBelowMinimum(bytes, field, "isolate", MIN_MEMORY_LIMIT_MIB);
 }
 
 function nonNegativeInteger(value: number | undefined, fallback: number, field: string): number {

@@ -1,6 +1,6 @@
 const MIB = 1024 * 1024;
 
-/** Node needs about this much old space (MiB) to boot the runner; smaller limits are raised to it. */
+/** Node needs about this much old space (MiB) to boot the runner; smaller limits are refused (`memoryLimitBelowMinimum`). */
 export const MIN_HEAP_MIB = 8;
 
 /** `--permission` where Node has it (22.13+, 23.5+), else Node 20's `--experimental-permission`. */
@@ -11,9 +11,9 @@ export function permissionFlag(version: string = process.versions.node): string 
     : "--experimental-permission";
 }
 
-/** `memoryLimit` bytes as `--max-old-space-size` MiB: rounded up, at least {@link MIN_HEAP_MIB}. */
+/** `memoryLimit` bytes as `--max-old-space-size` MiB: rounded up (never down, so a run never gets less than asked). */
 export function heapMiB(memoryLimitBytes: number): number {
-  return Math.max(MIN_HEAP_MIB, Math.ceil(memoryLimitBytes / MIB));
+  return Math.ceil(memoryLimitBytes / MIB);
 }
 
 /** What a child is told beyond its heap (see {@link buildChildArgs}). */

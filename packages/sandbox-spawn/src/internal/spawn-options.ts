@@ -4,11 +4,11 @@ import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sanitiseEnv } from "@suaveplan/sandbox-core/env";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import { memoryLimitBelowMinimum, parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import { parseMaxSpares } from "@suaveplan/sandbox-core/spares";
 import type { EngineLimits } from "@suaveplan/sandbox-core/types";
 import type { SpawnedChild } from "../spawn-engine/race-child.js";
-import { isNodeRuntimeVariable } from "./node-args.js";
+import { isNodeRuntimeVariable, MIN_HEAP_MIB } from "./node-args.js";
 
 /**
  * Starts a child process; the seam tests use for what a real child cannot
@@ -125,6 +125,8 @@ export function resolveSpawnOptions(options: SpawnEngineOptions): ResolvedSpawnO
     if (!OPTION_KEYS.has(key)) invalidConfig(key, "is not a SpawnEngine option");
   }
   const limits = parseEngineLimits(options);
+  const tooSmall = memoryLimitBelowMinimum(limits.memoryLimit, "memoryLimit", "spawn", MIN_HEAP_MIB);
+  if (tooSmall !== undefined) throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, tooSmall);
   const spawner = options.spawner ?? ((command, args, spawnOptions) => spawn(command, args, spawnOptions));
   if (typeof spawner !== "function") invalidConfig("spawner", "must be a function");
   const execPath = options.execPath ?? process.execPath;

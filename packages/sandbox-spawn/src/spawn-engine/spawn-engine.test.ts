@@ -293,6 +293,28 @@ describe("SpawnEngine", () => {
     expect(after.result).toBe("alive");
   });
 
+  it("refuses a memoryLimit below the 8 MiB a child needs to boot instead of raising it: INVALID_CONFIG per engine, INVALID_OPTIONS per call", async () => {
+    expect(() => engine({ memoryLimit: 64 })).toThrow(
+      expect.objectContaining({
+        code: SANDBOX_CODES.INVALID_CONFIG,
+        message: expect.stringContaining(
+          'memoryLimit: 64 bytes is below the spawn engine\'s minimum of 8 MiB (8388608 bytes); did you mean "64MiB"?',
+        ),
+      }),
+    );
+    const { spawner, children } = recordingSpawner();
+    const spawnEngine = engine({ spawner, preStart: false });
+    const refused = await spawnEngine.execute("1", {}, { memoryLimit: 4 * 1024 * 1024 });
+    expect(settled(refused)).toStrictEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+      error:
+        'options.memoryLimit: 4 MiB is below the spawn engine\'s minimum of 8 MiB (8388608 bytes); give at least "8MiB" (SANDBOX_INVALID_OPTIONS)',
+      logs: [],
+    });
+    expect(children).toEqual([]);
+  });
+
   it("reports a missing Node binary as SANDBOX_SPAWN_FAILED", async () => {
     const result = await engine({ execPath: "/nonexistent/node", preStart: false }).execute("1");
     expect(settled(result)).toStrictEqual({

@@ -2,6 +2,7 @@ import type { SpawnOptions } from "node:child_process";
 import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { memoryLimitBelowMinimum } from "@suaveplan/sandbox-core/schemas";
 import { SparePool } from "@suaveplan/sandbox-core/spares";
 import {
   type EngineCapabilities,
@@ -29,7 +30,13 @@ import {
   readResidentBytes,
   readTreeResidentBytes,
 } from "../internal/child-memory.js";
-import { buildChildArgs, cpuLimitSeconds, heapMiB, withCpuLimit } from "../internal/node-args.js";
+import {
+  buildChildArgs,
+  cpuLimitSeconds,
+  heapMiB,
+  MIN_HEAP_MIB,
+  withCpuLimit,
+} from "../internal/node-args.js";
 import {
   type ChildConfinement,
   type ConfinedCommand,
@@ -189,6 +196,8 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
     if (!built.ok) return built.result;
     const { request, memoryLimit, onLog, signal, hostCalls } = built;
+    const tooSmall = memoryLimitBelowMinimum(memoryLimit, "options.memoryLimit", "spawn", MIN_HEAP_MIB);
+    if (tooSmall !== undefined) return failure(SANDBOX_CODES.INVALID_OPTIONS, tooSmall);
     if (signal?.aborted === true) return cancelledBeforeStart();
     let entry: LiveChild;
     try {
