@@ -259,10 +259,11 @@ describe("the AI SDK's jsonSchema() and Standard Schemas", () => {
       handled.push(input);
       return true;
     };
-    const tools = {
+    // No cast: a Standard Schema is a ToolSchema.
+    const tools: ToolSet = {
       typed: { inputSchema: standard(true), execute },
       untyped: { inputSchema: standard(false), execute },
-    } as ToolSet;
+    };
     expect(toolDeclarations(tools).split("\n\n// Globals")[0]).toBe(
       [
         "declare const tools: {",

@@ -22,7 +22,9 @@ export { toolDeclarations } from "./tool-declarations.js";
 export {
   defineTool,
   type JsonSchemaObject,
+  type NeedsApprovalFunction,
   type SchemaOutput,
+  type StandardSchemaLike,
   type ToolDefinition,
   type ToolExecutionOptions,
   type ToolSchema,

@@ -13,7 +13,16 @@ export type JsonSchemaObject = { readonly [keyword: string]: unknown };
  * `~standard.validate` validates; declared as `unknown` unless it offers
  * `~standard.jsonSchema`).
  */
-export type ToolSchema = z.core.$ZodType | JsonSchemaObject | (() => unknown);
+export type ToolSchema = z.core.$ZodType | JsonSchemaObject | StandardSchemaLike | (() => unknown);
+
+/** A Standard Schema (v1) validator of any library, as far as a tool schema needs it. */
+export interface StandardSchemaLike {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => unknown;
+  };
+}
 
 /** What a schema validates to: the zod output type, or `unknown` for a JSON Schema. */
 export type SchemaOutput<S> = S extends z.core.$ZodType ? z.core.output<S> : unknown;
@@ -62,19 +71,25 @@ export interface ToolDefinition<Input = any, Output = unknown> {
    * refused (`denied`, fail closed). A function that throws or returns a
    * non-boolean denies the call.
    */
-  needsApproval?:
-    | boolean
-    | ((
-        input: Input,
-        options: { toolCallId: string; messages: readonly unknown[] },
-      ) => boolean | PromiseLike<boolean>)
-    | undefined;
+  needsApproval?: boolean | NeedsApprovalFunction<Input> | undefined;
   /**
    * Runs the call on the host. An async generator (the AI SDK's preliminary
    * results) is run to its end: the guest gets the last value it yielded.
    */
   execute(input: Input, options: ToolExecutionOptions): Output | PromiseLike<Output> | AsyncIterable<Output>;
 }
+
+/**
+ * The function form of {@link ToolDefinition.needsApproval}. Declared as a
+ * method so a function written for the AI SDK (whose options also carry its
+ * `context`, here absent) is accepted as it is.
+ */
+export type NeedsApprovalFunction<Input> = {
+  check(
+    input: Input,
+    options: { toolCallId: string; messages: readonly unknown[] },
+  ): boolean | PromiseLike<boolean>;
+}["check"];
 
 /** Tools by name; every name is a JavaScript identifier (the guest calls `tools.<name>`). */
 export type ToolSet = Record<string, ToolDefinition>;
