@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { installCodec } from "../codec/install-codec.js";
 import { installCalls } from "./install-calls.js";
 import { installConsole } from "./install-console.js";
@@ -40,6 +39,18 @@ const PARTS: readonly ((kit: never) => void)[] = [
 ];
 
 /**
+ * 32 bytes from the host's CSPRNG as hex. Web Crypto's global rather than `node:crypto`: the
+ * spawn runner's bundle imports no `crypto` module (its start-up is measured), and the global
+ * loads on the first call only, which in a spawn child is its warm-up run.
+ */
+function hostEntropy(): string {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(32));
+  let hex = "";
+  for (const byte of bytes) hex += (byte < 16 ? "0" : "") + byte.toString(16);
+  return hex;
+}
+
+/**
  * The kernel's configuration for ONE realm: call it at each realm's boot and
  * never reuse or cache its result (nor bake it into a snapshot or code cache),
  * as its `entropy` keys that realm's `crypto` and two realms must never share
@@ -51,7 +62,7 @@ export function kernelConfig(limits: Pick<KernelConfig, "maxTimers" | "maxTimerC
     moduleFilenamePrefix: MODULE_FILENAME_PREFIX,
     moduleWrapperLength: MODULE_WRAPPER_OPEN.length,
     ...limits,
-    entropy: randomBytes(32).toString("hex"),
+    entropy: hostEntropy(),
   };
 }
 
