@@ -16,9 +16,6 @@ const dateClass = Date;
 const regExpClass = RegExp;
 const errorClass = Error;
 
-/** A pending separator or closing text: its size in bytes. */
-type Piece = number;
-
 /**
  * The default `measure` of the tool runner: the size, in bytes, of the value
  * as it crosses the sandbox boundary — the UTF-8 bytes of its codec text
@@ -33,15 +30,10 @@ type Piece = number;
 export function estimateBytes(value: unknown, limit = Number.POSITIVE_INFINITY): number {
   let bytes = 0;
   const seen = new Map<object, number>();
-  // Fixed text (commas, brackets) is pushed as its size; values wrapped, to tell them apart.
-  const items: Array<{ value: unknown } | Piece> = [{ value }];
+  // A container's fixed text (brackets, commas) is counted when it is reached; its members wait here.
+  const items: unknown[] = [value];
   while (items.length > 0 && bytes <= limit) {
-    const top = items.pop() as { value: unknown } | Piece;
-    if (typeof top === "number") {
-      bytes += top;
-      continue;
-    }
-    const item = top.value;
+    const item = items.pop();
     switch (typeof item) {
       case "string":
         bytes += quotedBytes(item);
@@ -95,13 +87,13 @@ export function estimateBytes(value: unknown, limit = Number.POSITIVE_INFINITY):
         } else if (item instanceof Map) {
           const entries: unknown[] = [];
           apply(mapForEach, item, [(v: unknown, k: unknown) => entries.push(k, v)]);
-          pushPairs(items, entries);
+          bytes += pushPairs(items, entries);
         } else if (item instanceof Set) {
           const members: unknown[] = [];
           apply(setForEach, item, [(v: unknown) => members.push(v)]);
-          pushList(items, members, members.length, false);
+          bytes += pushList(items, members, members.length, false, limit - bytes);
         } else if (isArray(item)) {
-          pushList(items, item, item.length, true);
+          bytes += pushList(items, item, item.length, true, limit - bytes);
         } else if (item instanceof errorClass) {
           // ["E",name,message,"",[props]]: the host's stacks never cross.
           const fields = item as { name?: unknown; message?: unknown };
@@ -110,12 +102,13 @@ export function estimateBytes(value: unknown, limit = Number.POSITIVE_INFINITY):
           bytes += quotedBytes(typeof fields.message === "string" ? fields.message : "");
         } else {
           const keys = objectKeys(item);
-          const entries: unknown[] = [];
-          for (const key of keys) {
-            if (bytes > limit) break;
-            entries.push(key, (item as Record<string, unknown>)[key]);
+          const count = keys.length;
+          bytes += 8 + count * 3 + Math.max(0, count - 1);
+          for (let i = count - 1; i >= 0 && bytes <= limit; i--) {
+            const key = keys[i] as string;
+            items.push((item as Record<string, unknown>)[key]);
+            bytes += quotedBytes(key);
           }
-          pushPairs(items, entries);
         }
         break;
       }
@@ -127,27 +120,29 @@ export function estimateBytes(value: unknown, limit = Number.POSITIVE_INFINITY):
   return bytes;
 }
 
-/** `["o",[[k,v],…]]` / `["M",[[k,v],…]]`: 6 + 2, and per entry 3 (brackets, comma) plus a comma between entries. */
-function pushPairs(items: Array<{ value: unknown } | Piece>, entries: readonly unknown[]): void {
+/** Push a Map's keys and values; returns the fixed bytes of `["M",[[k,v],…]]`. */
+function pushPairs(items: unknown[], entries: readonly unknown[]): number {
   const count = entries.length / 2;
-  items.push(8 + count * 3 + Math.max(0, count - 1));
-  for (let i = entries.length - 2; i >= 0; i -= 2) {
-    items.push({ value: entries[i + 1] }, { value: entries[i] });
-  }
+  for (let i = entries.length - 2; i >= 0; i -= 2) items.push(entries[i + 1], entries[i]);
+  return 8 + count * 3 + Math.max(0, count - 1);
 }
 
-/** `["a",[…]]` / `["S",[…]]`: 8, a comma between items, `["h"]` (5) for an array's hole. */
+/** Push an array's or Set's members; returns the fixed bytes of `["a",[…]]` (a hole is `["h"]`). */
 function pushList(
-  items: Array<{ value: unknown } | Piece>,
+  items: unknown[],
   list: ArrayLike<unknown>,
   length: number,
   holes: boolean,
-): void {
-  items.push(8 + Math.max(0, length - 1));
+  room: number,
+): number {
+  let bytes = 8 + Math.max(0, length - 1);
+  // Past the limit on its commas alone: its members need not be walked.
+  if (bytes > room) return bytes;
   for (let i = length - 1; i >= 0; i--) {
-    if (holes && !hasOwn(list, i)) items.push(5);
-    else items.push({ value: (list as unknown[])[i] });
+    if (holes && !hasOwn(list, i)) bytes += 5;
+    else items.push((list as unknown[])[i]);
   }
+  return bytes;
 }
 
 function base64Bytes(length: number): number {
