@@ -46,7 +46,7 @@ function deleteUserTool(
 describe("needsApproval (the AI SDK's)", () => {
   it("needsApproval: true with no approveToolCall hook is denied, fail closed, and the handler never runs", async () => {
     const ran: string[] = [];
-    const runner = createToolRunner({ tools: { deleteUser: deleteUserTool(ran, true) } as ToolSet });
+    const runner = createToolRunner({ tools: { deleteUser: deleteUserTool(ran, true) } });
     expect(await failure(runner.call("deleteUser", { userId: "u1" }, "c1"))).toEqual({
       name: "ToolError",
       tool: "deleteUser",
@@ -79,7 +79,7 @@ describe("needsApproval (the AI SDK's)", () => {
       return request.input !== null && (request.input as { userId: string }).userId === "ok";
     };
     const runner = createToolRunner({
-      tools: { deleteUser: deleteUserTool(ran, true) } as ToolSet,
+      tools: { deleteUser: deleteUserTool(ran, true) },
       approveToolCall,
     });
     expect(await runner.call("deleteUser", { userId: "ok" }, "c1")).toEqual({ deleted: "ok" });
@@ -100,7 +100,7 @@ describe("needsApproval (the AI SDK's)", () => {
           seen.push([input, options]);
           return (input as { userId: string }).userId.startsWith("admin");
         }),
-      } as ToolSet,
+      },
     });
     // Not needing approval: it runs without a hook.
     expect(await runner.call("deleteUser", { userId: "guest" }, "c1")).toEqual({ deleted: "guest" });
@@ -121,7 +121,7 @@ describe("needsApproval (the AI SDK's)", () => {
           throw new Error("policy service down");
         }),
         answersString: deleteUserTool(ran, (() => "yes") as unknown as () => boolean),
-      } as ToolSet,
+      },
       approveToolCall: () => true,
     });
     expect(await failure(runner.call("throws", { userId: "u" }, "c1"))).toEqual({
@@ -149,7 +149,7 @@ describe("needsApproval (the AI SDK's)", () => {
   it("a tool without needsApproval still asks the hooks, with needsApproval: false", async () => {
     const asked: boolean[] = [];
     const runner = createToolRunner({
-      tools: { echo: tool({ inputSchema: z.string(), execute: async (s: string) => s }) } as ToolSet,
+      tools: { echo: tool({ inputSchema: z.string(), execute: async (s: string) => s }) },
       approveToolCall: (request) => {
         asked.push(request.needsApproval);
         return true;
@@ -177,7 +177,7 @@ describe("the AI SDK's jsonSchema() and Standard Schemas", () => {
     const tools = {
       viaSdk: tool({ inputSchema: jsonSchema<{ city: string }>(plain), execute }),
       viaPlain: { inputSchema: plain, execute },
-    } as ToolSet;
+    };
     expect(toolDeclarations(tools).split("\n\n// Globals")[0]).toBe(
       [
         "declare const tools: {",
@@ -222,7 +222,7 @@ describe("the AI SDK's jsonSchema() and Standard Schemas", () => {
             return input.n;
           },
         }),
-      } as ToolSet,
+      },
     });
     expect(await runner.call("double", { n: 2 }, "c1")).toBe(4);
     expect(await failure(runner.call("double", { n: "2" }, "c2"))).toEqual({
@@ -295,7 +295,7 @@ describe("an async-generator execute (the AI SDK's preliminary results)", () => 
             yield { done: true };
           },
         }),
-      } as ToolSet,
+      },
     });
     expect(await runner.call("build", {}, "c1")).toEqual({ done: true });
     expect(journalOf(runner)).toEqual([
@@ -327,7 +327,7 @@ describe("an async-generator execute (the AI SDK's preliminary results)", () => 
             }
           },
         }),
-      } as ToolSet,
+      },
     });
     const call = runner.call("stream", {}, "c1");
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -336,5 +336,46 @@ describe("an async-generator execute (the AI SDK's preliminary results)", () => 
     release();
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(events).toEqual(["first", "second", "finally"]);
+  });
+});
+
+describe("AI SDK tool() objects type-check and run as they are", () => {
+  it("a function description is asked once with { context: undefined } and execute sees context undefined", async () => {
+    const seen: unknown[] = [];
+    const tools = {
+      search: tool({
+        description: ({ context }) => `Search the catalogue (context: ${String(context)})`,
+        inputSchema: z.object({ q: z.string() }),
+        execute: async ({ q }, { context, messages, abortSignal }) => {
+          seen.push({ context, messages, aborted: abortSignal?.aborted });
+          return q.toUpperCase();
+        },
+      }),
+    };
+    expect(toolDeclarations(tools).split("\n").slice(0, 4)).toEqual([
+      "declare const tools: {",
+      "  /** Search the catalogue (context: undefined) */",
+      "  search(input: { q: string }): Promise<unknown>;",
+      "};",
+    ]);
+    const runner = createToolRunner({ tools });
+    expect(await runner.call("search", { q: "lamp" }, "c1")).toBe("LAMP");
+    expect(seen).toEqual([{ context: undefined, messages: [], aborted: false }]);
+  });
+
+  it("a description function that throws or returns no string is a coded config error naming the field", () => {
+    const withDescription = (description: unknown) => ({
+      t: { description, inputSchema: { type: "object" }, execute: () => 1 },
+    });
+    expect(() => createToolRunner({ tools: withDescription(() => 42) as never })).toThrow(
+      "Invalid execution options: options.tools.t.description: the description function must return a string (got a number)",
+    );
+    expect(() =>
+      createToolRunner({
+        tools: withDescription(({ context }: { context: { user: string } }) => context.user) as never,
+      }),
+    ).toThrow(
+      "options.tools.t.description: the description function threw when called with { context: undefined } (Cannot read properties of undefined (reading 'user')); a sandboxed call has no AI SDK context",
+    );
   });
 });

@@ -123,7 +123,7 @@ describe("normaliseTools", () => {
     [
       "a description that is not a string",
       { f: { description: 3, inputSchema: {}, execute } },
-      "config.tools.f.description: must be a string (got a number)",
+      "config.tools.f.description: must be a string or a function ({ context }) => string (got a number)",
       { field: "config.tools.f.description", tool: "f" },
     ],
     [

@@ -154,9 +154,7 @@ export function normaliseTools(
         { tool: name },
       );
     }
-    if (description !== undefined && typeof description !== "string") {
-      fail(`${at}.description`, `must be a string (got ${kindOf(description)})`, { tool: name });
-    }
+    const text = describedAs(description, (message) => fail(`${at}.description`, message, { tool: name }));
     if (typeof execute !== "function") {
       fail(
         `${at}.execute`,
@@ -176,7 +174,7 @@ export function normaliseTools(
       name,
       Object.freeze({
         name,
-        description,
+        description: text,
         inputSchema: compile(inputSchema, "inputSchema"),
         outputSchema: outputSchema === undefined ? undefined : compile(outputSchema, "outputSchema"),
         needsApproval: (needsApproval ?? false) as NeedsApproval,
@@ -185,6 +183,30 @@ export function normaliseTools(
     );
   }
   return toolSet(byName);
+}
+
+/**
+ * A tool's description as text. The AI SDK also takes a function of the
+ * call's `{ context }`; a sandboxed call has no AI SDK context, so it is asked
+ * once, here, with `context: undefined`.
+ */
+function describedAs(description: unknown, fail: (message: string) => never): string | undefined {
+  if (description === undefined || typeof description === "string") return description;
+  if (typeof description !== "function") {
+    return fail(`must be a string or a function ({ context }) => string (got ${kindOf(description)})`);
+  }
+  let text: unknown;
+  try {
+    text = (description as (options: { context: unknown }) => unknown)({ context: undefined });
+  } catch (error) {
+    return fail(
+      `the description function threw when called with { context: undefined } (${error instanceof Error ? error.message : kindOf(error)}); a sandboxed call has no AI SDK context`,
+    );
+  }
+  if (typeof text !== "string") {
+    return fail(`the description function must return a string (got ${kindOf(text)})`);
+  }
+  return text;
 }
 
 /**

@@ -37,7 +37,11 @@ export interface ToolExecutionOptions {
   /** The call's id, unique within the execution (the journal's `id`). */
   readonly toolCallId: string;
   /** Always empty: a call from sandboxed code has no chat history. Present for tools written for the AI SDK. */
-  readonly messages: readonly unknown[];
+  // biome-ignore lint/suspicious/noExplicitAny: typed as the AI SDK's `ModelMessage[]` would need `ai`; `any` lets its tools' `execute` accept these options.
+  readonly messages: any[];
+  /** Always `undefined`: a sandboxed call has no AI SDK tool context. Present for tools written for the AI SDK. */
+  // biome-ignore lint/suspicious/noExplicitAny: an AI SDK tool's `execute` declares its own context type.
+  readonly context: any;
 }
 
 /**
@@ -56,8 +60,12 @@ export interface ToolExecutionOptions {
  */
 // biome-ignore lint/suspicious/noExplicitAny: a tool set holds tools of every input type, as the AI SDK's ToolSet does.
 export interface ToolDefinition<Input = any, Output = unknown> {
-  /** What the tool does; becomes the TSDoc of `tools.<name>` in {@link toolDeclarations}. */
-  description?: string | undefined;
+  /**
+   * What the tool does; becomes the TSDoc of `tools.<name>` in {@link toolDeclarations}.
+   * The AI SDK's function form is called once with `{ context: undefined }`.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the AI SDK's function form declares its own context type.
+  description?: string | ((options: { context: any }) => string) | undefined;
   /** Checked before `execute` runs; a failure reaches the guest as a `ToolError` naming the field. */
   inputSchema: ToolSchema;
   /** Checked on the way back when given; a failure reaches the guest as a `ToolError`. */
@@ -87,7 +95,8 @@ export interface ToolDefinition<Input = any, Output = unknown> {
 export type NeedsApprovalFunction<Input> = {
   check(
     input: Input,
-    options: { toolCallId: string; messages: readonly unknown[] },
+    // biome-ignore lint/suspicious/noExplicitAny: as in ToolExecutionOptions, so the AI SDK's needsApproval functions fit.
+    options: { toolCallId: string; messages: any[]; context: any },
   ): boolean | PromiseLike<boolean>;
 }["check"];
 

@@ -164,7 +164,8 @@ interface Entry {
 
 type Measured = { ok: true; bytes: number } | { ok: false; message: string };
 
-const NO_MESSAGES: readonly unknown[] = Object.freeze([]);
+/** Frozen: a tool cannot push into the (shared) empty history. */
+const NO_MESSAGES = Object.freeze([]) as unknown as unknown[];
 
 /**
  * The input a transport hands to {@link ToolRunner.call} when the guest's
@@ -293,7 +294,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
       try {
         answer = await apply(tool.needsApproval, undefined, [
           value,
-          Object.freeze({ toolCallId, messages: NO_MESSAGES }),
+          Object.freeze({ toolCallId, messages: NO_MESSAGES, context: undefined }),
         ]);
       } catch (error) {
         const why = cut(textOf(error) ?? "it threw", maxMessageChars);
@@ -352,6 +353,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         abortSignal,
         toolCallId,
         messages: NO_MESSAGES,
+        context: undefined,
       });
       const result = entry.span.run(() => apply(tool.execute, undefined, [value, execution]));
       output = isAsyncIterable(result) ? await lastValue(result, abortSignal) : await result;

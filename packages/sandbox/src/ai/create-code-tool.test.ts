@@ -3,7 +3,6 @@ import {
   describeGuestGlobals,
   GUEST_GLOBALS,
 } from "@suaveplan/sandbox-core/guest-script";
-import type { ToolSet } from "@suaveplan/sandbox-tools";
 import { generateText, isStepCount, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
@@ -358,7 +357,7 @@ describe("createCodeTool in a generateText loop", () => {
             return { deleted: userId };
           },
         }),
-      } as ToolSet,
+      },
       approveToolCall: ({ abortSignal: _, ...request }) => {
         asked.push(request);
         return (request.input as { userId: string }).userId === "u1";
