@@ -128,6 +128,21 @@ export function buildExecutionRequest(
     defaults.contextByReference === true ? primitiveEntries(context, memoryLimit) : undefined;
   const contextText = contextValues === undefined ? encodeContext(context, memoryLimit) : "";
   if (typeof contextText !== "string") return { ok: false, result: contextText };
+  if (
+    resolved.hostCalls !== undefined &&
+    typeof context === "object" &&
+    context !== null &&
+    Object.hasOwn(context, "tools")
+  ) {
+    // The binding is frozen, so the context value would be dropped without a word.
+    return {
+      ok: false,
+      result: failure(
+        SANDBOX_CODES.INVALID_OPTIONS,
+        "context.tools: the guest's tools global is the sandbox's tools and cannot be replaced by a context value; give the value another name",
+      ),
+    };
+  }
   const maxTimers = defaults.maxTimers ?? DEFAULT_MAX_TIMERS;
   const refusal = refuseDynamicImport(source);
   if (refusal !== undefined) return { ok: false, result: failure(SANDBOX_CODES.CODE_BLOCKED, refusal) };

@@ -64,6 +64,21 @@ describe.each(ENGINES)("the guest's tools binding (%s)", (engine) => {
   });
 });
 
+describe.each(ENGINES)("a context value named tools (%s)", (engine) => {
+  it("is refused with a coded error while host tools are configured, instead of being dropped silently", async () => {
+    const sandbox = sandboxOf({ engine, tools });
+    const r = await sandbox.execute("tools", { tools: { mine: 1 } });
+    expect({ success: r.success, errorCode: r.errorCode, error: r.error }).toEqual({
+      success: false,
+      errorCode: SANDBOX_CODES.INVALID_OPTIONS,
+      error:
+        "context.tools: the guest's tools global is the sandbox's tools and cannot be replaced by a context value; give the value another name (SANDBOX_INVALID_OPTIONS)",
+    });
+    const plain = sandboxOf({ engine });
+    expect((await plain.execute("tools.mine", { tools: { mine: 1 } })).result).toBe(1);
+  });
+});
+
 describe("registerModule and the name tools", () => {
   it('registerModule({ name: "tools" }) is refused with a coded error naming the fix; the real handlers keep running', async () => {
     ran.length = 0;
