@@ -104,7 +104,8 @@ describe("IsolateEngine escapes", () => {
     const sandbox = (await guest(WALK_GLOBAL_GRAPH)) as GraphSummary;
     const pristineKeys = new Set(pristine.keys);
     // Beside the timer API: the kernel's web globals (install-web-globals), lazy accessors whose
-    // classes are built only on first read, so the walk sees their names and getter functions.
+    // classes are built only on first read, so the walk sees their names and getter functions;
+    // and URL/URLSearchParams (install-url), defined at install, so their members show too.
     expect(sandbox.keys.filter((key) => !pristineKeys.has(key))).toEqual([
       "AbortController",
       "AbortSignal",
@@ -113,17 +114,33 @@ describe("IsolateEngine escapes", () => {
       "EventTarget",
       "TextDecoder",
       "TextEncoder",
+      "URL",
+      "URLSearchParams",
+      "append",
       "atob",
       "btoa",
+      "canParse",
       "clearInterval",
       "clearTimeout",
       "crypto",
+      "getAll",
+      "hash",
+      "host",
+      "hostname",
+      "href",
+      "origin",
+      "password",
+      "pathname",
       "performance",
+      "port",
       "prepareStackTrace",
+      "protocol",
       "queueMicrotask",
+      "searchParams",
       "setInterval",
       "setTimeout",
       "structuredClone",
+      "username",
     ]);
     expect(sandbox.bridgeMethodNames).toEqual(pristine.bridgeMethodNames);
     // The same anonymous natives as V8 itself has (%ThrowTypeError% and kin): no host callback.
