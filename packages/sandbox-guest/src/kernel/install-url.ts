@@ -7,22 +7,30 @@ import type { KernelKit } from "./kernel-kit.js";
  * The parser is the WHATWG URL Standard's basic URL parser (special schemes,
  * opaque paths, IPv4 numbers in decimal/hex/octal parts, IPv6, percent-encode
  * sets, `.`/`..` segments, Windows drive letters, credentials, default ports,
- * setters as state overrides) and follows Node 20's `URL` where Node and the
- * newest standard part: the path percent-encode set leaves `^` alone; an
- * opaque path loses its trailing spaces when its query and fragment go; `..`
- * on an empty non-special path leaves it empty (`sc://h/..` is `sc://h`); the
- * `host` setter of a non-special URL accepts `:5` (empty host, port 5), gives
- * no host to a URL without one when the value is empty, and ignores the port
- * of a URL that had no host; the `port` setter (and the `host` setter's part
- * after `:`) clears the port for text that holds a digit but starts with
- * another character (`%41`, `+1`). One Node 20 behaviour is not copied:
- * it resolves a relative input holding `#` against an opaque-path base
- * (`new URL("a#", "sc:x")` is `sc:x/a#`); here that throws, as the standard
- * says. Errors carry Node 20's text: `TypeError: Invalid URL` with `code`
- * `ERR_INVALID_URL` and `input` (and `base`).
+ * setters as state overrides) and follows the standard as Node 24's `URL`
+ * (Ada 4) does; it copies no older parser's departures. Node 20 and 22 (with
+ * Ada 2.9) differ from it, and so from this part, where: the path
+ * percent-encode set holds `^` (they leave it); an opaque path's space just
+ * before `?` or `#` is `%20` (they keep the space, and strip trailing spaces
+ * when the query and fragment go); `..` on an empty non-special path leaves
+ * `/` (`sc://h/..` is `sc://h/`; they give `sc://h`); the `host` setter gives
+ * a non-special URL without a host an empty host (`sc:/p` to `sc:///p`) and a
+ * port after the host, and refuses an empty host before `:`; the `port`
+ * setter (and the `host` setter's part after `:`) changes nothing for text
+ * not starting with a digit (`%41`, `+1`, `a1`; they clear the port); a
+ * relative input holding `#` against an opaque-path base fails (`new URL("a#",
+ * "sc:x")`; they give `sc:x/a#`); `new URLSearchParams(null)` is `null=` (they
+ * give an empty list); and the `xn--` labels of hosts, as below. Errors carry
+ * Node's text (the same on 20, 22 and 24): `TypeError: Invalid URL` with
+ * `code` `ERR_INVALID_URL` and `input` (and `base`).
  *
- * Hosts: ASCII hosts follow the standard exactly. Full IDNA (UTS #46) needs
- * large Unicode tables, which are not shipped: a non-ASCII host is lower-cased,
+ * Hosts: an ASCII host (after percent-decoding) is lower-cased and its `xn--`
+ * labels are taken as they are (`http://xn--a/` parses), as Node 24 does;
+ * Node 20 and 22 decode those labels and refuse invalid ones. In a non-ASCII
+ * host, an `xn--` label must decode to a valid label holding a non-ASCII code
+ * point (`xn--a-.ü` fails, as on Node 24; Node 20 and 22 keep it). Full
+ * IDNA (UTS #46) needs large Unicode tables, which are not shipped: a
+ * non-ASCII host is lower-cased,
  * NFKC-normalised (UTS #46's mapping is built from NFKC case folding), has its
  * ideographic full stops mapped to `.` and soft hyphens removed, and each
  * non-ASCII label is Punycode-encoded (RFC 3492); unassigned, control,
@@ -95,7 +103,6 @@ export function installUrl(kit: KernelKit): void {
     formParse(input: string): [string, string][];
     formSerialize(list: [string, string][]): string;
     usv(value: unknown): string;
-    setPort(url: UrlRecord, text: string): void;
   }
 
   const urls: WeakMap<object, UrlState> = new WeakMapCtor();
@@ -151,7 +158,7 @@ export function installUrl(kit: KernelKit): void {
       if (c === 0x20 || c === 0x22 || c === 0x23 || c === 0x3c || c === 0x3e) return true;
       if (set === QUERY_SET) return false;
       if (set === SPECIAL_QUERY_SET) return c === 0x27;
-      if (c === 0x3f || c === 0x60 || c === 0x7b || c === 0x7d) return true;
+      if (c === 0x3f || c === 0x5e || c === 0x60 || c === 0x7b || c === 0x7d) return true;
       if (set === PATH_SET) return false;
       if (
         c === 0x2f ||
@@ -505,8 +512,14 @@ export function installUrl(kit: KernelKit): void {
           break;
         }
       }
-      const mapped = ascii ? (toLowerCase(domain) as string) : mapDomain(domain);
-      if (!ascii && hasDisallowed(mapped)) return null;
+      // An ASCII domain is only lower-cased, its `xn--` labels taken as they are (Node 24's Ada does
+      // so; Node 20 and 22 check them as for a non-ASCII domain).
+      if (ascii) {
+        const lower = toLowerCase(domain) as string;
+        return lower === "" ? null : lower;
+      }
+      const mapped = mapDomain(domain);
+      if (hasDisallowed(mapped)) return null;
       const labels = splitDots(mapped);
       let out = "";
       for (let i = 0; i < labels.length; i++) {
@@ -514,9 +527,10 @@ export function installUrl(kit: KernelKit): void {
         if (startsXn(label)) {
           const decoded = punycodeDecode(slice(label, 4));
           if (decoded === null || decoded.length === 0) return null;
-          // Node 20 accepts a label that decodes to ASCII only (`xn--a-`); it must map to itself.
+          let nonAscii = false;
+          for (let j = 0; j < decoded.length; j++) if ((decoded[j] as number) >= 0x80) nonAscii = true;
           const text = cpString(decoded);
-          if (mapDomain(text) !== text || hasDisallowed(text)) return null;
+          if (!nonAscii || mapDomain(text) !== text || hasDisallowed(text)) return null;
         } else {
           const cps = codePoints(label);
           for (let j = 0; j < cps.length; j++) {
@@ -757,32 +771,6 @@ export function installUrl(kit: KernelKit): void {
     };
 
     /**
-     * Node 20's port setter (Ada), where the standard would leave the port as it is: text that
-     * starts with a digit-free run but holds a digit somewhere (`%41`, `+1`) clears the port; text
-     * that starts with a control, a space or `-`, or holds no digit, changes nothing. Tabs and
-     * newlines go first (the parser drops them), so "\t" clears the port as "" does.
-     */
-    const setPort = (url: UrlRecord, text: string): void => {
-      let stripped = "";
-      for (let i = 0; i < text.length; i++) {
-        const ch = text[i] as string;
-        if (ch !== "\t" && ch !== "\n" && ch !== "\r") stripped += ch;
-      }
-      if (stripped === "") {
-        url.port = null;
-        return;
-      }
-      const first = charCodeAt(stripped, 0) as number;
-      if (first <= 0x20 || first === 0x2d) return;
-      let hasDigit = false;
-      for (let i = 0; i < stripped.length; i++)
-        if (isDigit(charCodeAt(stripped, i) as number)) hasDigit = true;
-      if (!hasDigit) return;
-      if (!isDigit(first)) url.port = null;
-      else basicParse(stripped, null, url, PORT);
-    };
-
-    /**
      * The basic URL parser. Without `url`, returns a new record or null; with a
      * record and a state override, changes it in place and returns false when
      * the input was refused.
@@ -824,7 +812,6 @@ export function installUrl(kit: KernelKit): void {
         fragment: null,
       };
       const override = stateOverride !== 0;
-      const hostWasNull = url.host === null;
       let state = override ? stateOverride : SCHEME_START;
       let buffer = "";
       let bufferCount = 0;
@@ -995,35 +982,16 @@ export function installUrl(kit: KernelKit): void {
               p--;
               state = FILE_HOST;
             } else if (c === 0x3a && !insideBrackets) {
-              if (buffer === "" && stateOverride === HOST && !special() && url.host !== null) {
-                // As Node 20 does (the standard refuses it): `host = ":5"` on `sc://h/` empties the
-                // host and goes on to the port.
-                url.host = "";
-                state = PORT;
-                break;
-              }
               if (buffer === "") return override ? false : null;
               if (stateOverride === HOSTNAME) return false;
               const host = parseHost(buffer, !special());
               if (host === null) return override ? false : null;
               url.host = host;
-              // As Node 20 does: a non-special URL that had no host takes the host and not the port.
-              if (override && hostWasNull && !special()) return true;
-              if (override) {
-                // Node 20 treats what follows the ":", up to a "#", as its port setter does (setPort).
-                let end = p + 1;
-                while (end < input.length && input[end] !== 0x23) end++;
-                const rest = cpString(input, p + 1, end);
-                if (rest !== "") setPort(url, rest);
-                return true;
-              }
               buffer = "";
               state = PORT;
             } else if (c === EOF || c === 0x2f || c === 0x3f || c === 0x23 || (special() && c === 0x5c)) {
               p--;
               if (special() && buffer === "") return override ? false : null;
-              // As Node 20 does: an empty host is not given to a URL that has none (`sc:/p`).
-              if (override && buffer === "" && url.host === null) return false;
               if (override && buffer === "" && (includesCredentials() || url.port !== null)) return false;
               const host = parseHost(buffer, !special());
               if (host === null) return override ? false : null;
@@ -1149,11 +1117,8 @@ export function installUrl(kit: KernelKit): void {
             ) {
               const slash = c === 0x2f || (special() && c === 0x5c);
               if (isDoubleDot(buffer)) {
-                // As Node 20 does (the standard would append "" here too): a non-special URL's `..` on
-                // an empty path leaves it empty (`sc://h/..` is `sc://h`, `sc:/..` is `sc:`).
-                const wasEmpty = (url.path as string[]).length === 0;
                 shortenPath(url);
-                if (!slash && !(wasEmpty && !special())) appendPath(url, "");
+                if (!slash) appendPath(url, "");
               } else if (isSingleDot(buffer) && !slash) appendPath(url, "");
               else if (!isSingleDot(buffer)) {
                 if (
@@ -1183,6 +1148,10 @@ export function installUrl(kit: KernelKit): void {
             } else if (c === 0x23) {
               url.fragment = "";
               state = FRAGMENT;
+            } else if (c === 0x20) {
+              // A space just before the query or fragment is encoded, so the path never ends in one.
+              const next = input[p + 1];
+              url.path += next === 0x3f || next === 0x23 ? "%20" : " ";
             } else if (c !== EOF) url.path += encodeCp(c, C0);
             break;
           case QUERY:
@@ -1293,7 +1262,6 @@ export function installUrl(kit: KernelKit): void {
       formParse,
       formSerialize,
       usv,
-      setPort,
     };
   }
 
@@ -1342,13 +1310,6 @@ export function installUrl(kit: KernelKit): void {
     if (state === null) return;
     const text = P().formSerialize(params.list);
     state.rec.query = text === "" ? null : text;
-    if (state.rec.query === null) stripOpaqueSpaces(state.rec);
-  };
-  const stripOpaqueSpaces = (rec: UrlRecord): void => {
-    if (typeof rec.path !== "string" || rec.fragment !== null || rec.query !== null) return;
-    let end = rec.path.length;
-    while (end > 0 && rec.path[end - 1] === " ") end--;
-    rec.path = sliceString(rec.path, 0, end) as string;
   };
   const parseOrNull = (url: unknown, base: unknown): UrlRecord | null => {
     const p = P();
@@ -1423,7 +1384,8 @@ export function installUrl(kit: KernelKit): void {
             if (!found) state.list[state.list.length] = [name, value];
           }
         }
-      } else if (init !== undefined && init !== null) {
+      } else if (init !== undefined) {
+        // null is not an object here: WebIDL converts it to the string "null", as Node 24 does.
         let text = p.usv(init);
         if (text[0] === "?") text = sliceString(text, 1) as string;
         state.list = p.formParse(text);
@@ -1708,7 +1670,8 @@ export function installUrl(kit: KernelKit): void {
       const p = P();
       const text = p.usv(value);
       if (rec.host === null || rec.host === "" || rec.scheme === "file") return;
-      P().setPort(rec, text);
+      if (text === "") rec.port = null;
+      else p.override(text, rec, PORT);
     }
     get pathname(): string {
       return P().pathString(urlOf(this).rec);
@@ -1732,7 +1695,6 @@ export function installUrl(kit: KernelKit): void {
       const rec = state.rec;
       if (text === "") {
         rec.query = null;
-        stripOpaqueSpaces(rec);
       } else {
         if (text[0] === "?") text = sliceString(text, 1) as string;
         rec.query = "";
@@ -1761,7 +1723,6 @@ export function installUrl(kit: KernelKit): void {
       let text = p.usv(value);
       if (text === "") {
         rec.fragment = null;
-        stripOpaqueSpaces(rec);
         return;
       }
       if (text[0] === "#") text = sliceString(text, 1) as string;
