@@ -7,7 +7,9 @@ const ok = (result: unknown, logs: SandboxResult["logs"] = []) => ({ success: tr
 /**
  * Parity rows for `URL` and `URLSearchParams` (see {@link ParityRow}); spread
  * into PARITY_ROWS. The guest's URL is the kernel's own (no host object), so
- * every engine must give Node 20's values here, to the character.
+ * every engine must give the same values here, to the character, on every
+ * Node line: the URL Standard's as Node 24 implements it; the invalid-URL
+ * error is Node's `TypeError` (message, code, input).
  */
 export const PARITY_URL_ROWS: readonly ParityRow[] = [
   {
@@ -35,7 +37,7 @@ export const PARITY_URL_ROWS: readonly ParityRow[] = [
     expected: ok(["https://me@c.com/x%20y?k=v#h", "https://c.com", "c.com"]),
   },
   {
-    name: "URL: an invalid URL throws Node 20's TypeError (message, code, input); canParse and parse say no",
+    name: "URL: an invalid URL throws Node's TypeError (message, code, input); canParse and parse say no",
     code: "try { new URL('nope') } catch (e) { [e.name, e.message, e.code, e.input, e instanceof TypeError, URL.canParse('nope'), URL.parse('nope')] }",
     expected: ok(["TypeError", "Invalid URL", "ERR_INVALID_URL", "nope", true, false, null]),
   },
