@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { describeGuestGlobals } from "@suaveplan/sandbox-core/guest-script";
 import { renderJson, renderText } from "@suaveplan/sandbox-core/render";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -312,6 +313,10 @@ describe("suaveplan-sandbox run", () => {
         "  /** Convert an amount of euros into another currency */",
         '  convert(input: { eur: number; to: "EUR" | "NOK" | "JPY" }): Promise<unknown>;',
         "};",
+        "",
+        ...describeGuestGlobals()
+          .split("\n")
+          .map((line) => `// ${line}`),
         "",
       ].join("\n"),
     );
