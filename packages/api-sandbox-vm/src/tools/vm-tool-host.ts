@@ -164,7 +164,8 @@ export function createVmToolHost(options: VmToolHostOptions): VmToolHost {
       const execution: ToolExecutionOptions = Object.freeze({
         abortSignal: controller.signal,
         toolCallId: record.id,
-        messages: Object.freeze([]),
+        messages: Object.freeze([]) as unknown as unknown[],
+        context: undefined,
       });
       output = await Reflect.apply(tool.execute, undefined, [parsed.data, execution]);
     } catch (error) {
