@@ -60,12 +60,14 @@ describe("WorkerSupply spares following demand", () => {
   });
 
   it("retires the extra spares when the bursts stop, back to one", async () => {
-    const fading = supply(3, 300);
+    // A window long enough for three spares to boot one after another on a loaded 2-core machine
+    // (with 300 ms, demand could fall back before the third was ready).
+    const fading = supply(3, 1_500);
     await until(() => fading.spareCounts.ready === 1);
     burst(fading, 3);
     await until(() => fading.spareCounts.ready === 3);
     // The burst is remembered for one more window, then demand is back to one.
-    await until(() => fading.spareCounts.spares === 1, 3_000);
+    await until(() => fading.spareCounts.spares === 1, 8_000);
     expect(fading.spareCounts).toEqual({ spares: 1, ready: 1 });
   });
 
