@@ -349,12 +349,14 @@ describe("suaveplan-sandbox run", () => {
   });
 
   it("output into a closed pipe (| head -2) ends at once with 141 on every engine, leaving no process", async () => {
-    const code = "for (let i = 0; i < 300; i++) console.log('line', i)";
+    // Output that never ends on its own: a finite burst can fit in the pipe's
+    // buffer before head exits, and then nothing ever meets the closed pipe.
+    const code = "for (let i = 0; ; i++) { console.log('line', i); await new Promise((r) => setTimeout(r, 1)); }";
     const runs = await Promise.all(
       ENGINES.map((engine) =>
         groupRun("bash", [
           "-c",
-          `set -o pipefail; "${process.execPath}" "${bin}" run --engine ${engine} -e "${code}" | head -2`,
+          `set -o pipefail; "${process.execPath}" "${bin}" run --engine ${engine} --timeout 60s -e "${code}" | head -2`,
         ]),
       ),
     );
