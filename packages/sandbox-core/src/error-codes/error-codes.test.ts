@@ -35,10 +35,13 @@ describe("error codes", () => {
       SPAWN_FAILED: "SANDBOX_SPAWN_FAILED",
       POOL_EXHAUSTED: "SANDBOX_POOL_EXHAUSTED",
       STREAM_CLOSED: "SANDBOX_STREAM_CLOSED",
+      DISPATCH_TIMEOUT: "SANDBOX_DISPATCH_TIMEOUT",
+      DISPATCH_LOST: "SANDBOX_DISPATCH_LOST",
+      REPLAY_DIVERGED: "SANDBOX_REPLAY_DIVERGED",
     });
     const values = Object.values(SANDBOX_CODES);
-    expect(values).toHaveLength(22);
-    expect(new Set(values).size).toBe(22);
+    expect(values).toHaveLength(25);
+    expect(new Set(values).size).toBe(25);
     for (const [name, code] of Object.entries(SANDBOX_CODES)) expect(code).toBe(`SANDBOX_${name}`);
     expect(Object.isFrozen(SANDBOX_CODES)).toBe(true);
     expect(() => {

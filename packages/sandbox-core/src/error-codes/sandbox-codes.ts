@@ -30,6 +30,9 @@ export const SANDBOX_CODES = defineCodes(
     "SPAWN_FAILED",
     "POOL_EXHAUSTED",
     "STREAM_CLOSED",
+    "DISPATCH_TIMEOUT",
+    "DISPATCH_LOST",
+    "REPLAY_DIVERGED",
   ],
   { docs: "@suaveplan/sandbox-core" },
 );
