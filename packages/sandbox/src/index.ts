@@ -57,6 +57,7 @@ export {
   type EngineLoader,
   type EngineSettings,
   registerEngine,
+  engineLoader,
   registeredEngines,
   type Sandbox,
   type SandboxExecuteOptions,

@@ -72,6 +72,9 @@ export const SandboxConfigPartialSchema = z.strictObject({
 /** What users may pass to `createSandbox`. */
 export type SandboxConfigInput = z.input<typeof SandboxConfigPartialSchema>;
 
+/** What an `executionId` may be: safe as a Redis key part and a BullMQ job id. */
+const EXECUTION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
 /** Schema of per-execution options. */
 export const SandboxOptionsSchema = z.strictObject({
   language: language.optional(),
@@ -82,6 +85,10 @@ export const SandboxOptionsSchema = z.strictObject({
     .custom<(entry: LogEntry) => void>((value) => typeof value === "function", "must be a function")
     .optional(),
   signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, "must be an AbortSignal").optional(),
+  executionId: z
+    .string()
+    .regex(EXECUTION_ID, "must be 1-128 letters, digits, '_' or '-' (e.g. a UUID)")
+    .optional(),
   hostCalls: z
     .custom<HostCalls>(
       (value) =>

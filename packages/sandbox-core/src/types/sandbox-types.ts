@@ -102,6 +102,13 @@ export interface SandboxOptions {
    */
   signal?: AbortSignal;
   /**
+   * This execution's id (1–128 letters, digits, `_`, `-`): the idempotency key
+   * of engines that dispatch elsewhere — the `queue` engine runs one execution
+   * per id, and a second `execute` with the same id gets the first one's
+   * result. Engines that run locally ignore it.
+   */
+  executionId?: string;
+  /**
    * Host functions the guest may call as `tools.<name>(input)` — the engine
    * level of host tools (the facade's `tools` option builds this, with
    * validation, approval and a journal).

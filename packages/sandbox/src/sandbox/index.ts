@@ -3,6 +3,7 @@ export {
   type EngineLoader,
   type EngineSettings,
   registerEngine,
+  engineLoader,
   registeredEngines,
   unregisterEngine,
 } from "./engine-registry.js";

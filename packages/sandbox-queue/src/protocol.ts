@@ -1,0 +1,59 @@
+import type { GuestErrorInfo, LogEntry, SandboxModule, SandboxResult } from "@suaveplan/sandbox-core/types";
+import type { CallReply } from "@suaveplan/sandbox-guest";
+import { z } from "zod";
+
+/**
+ * The wire between a caller and a worker. A job carries the execution; the
+ * messages travel through each process's inbox (see `inbox.ts`). Values that
+ * JSON cannot hold (context, tool inputs and outputs, the result) travel as
+ * the guest codec's text, so a `Map`, a `Date` or a cycle arrives as it left.
+ */
+export const PROTOCOL_VERSION = 1;
+
+/** What a job holds: everything a worker needs to run one execution, and where to send what it produces. */
+export const JobDataSchema = z.strictObject({
+  v: z.literal(PROTOCOL_VERSION),
+  /** The execution id (also the job id). */
+  x: z.string(),
+  /** The caller's inbox address. */
+  caller: z.string(),
+  /** Tells this submission from another one with the same execution id. */
+  nonce: z.string(),
+  engine: z.string(),
+  engineOptions: z.record(z.string(), z.unknown()),
+  code: z.string(),
+  /** The context as codec text. */
+  context: z.string(),
+  modules: z.array(
+    z.strictObject({ name: z.string(), exports: z.unknown().optional(), source: z.string().optional() }),
+  ),
+  limits: z.strictObject({ timeout: z.number(), memoryLimit: z.number(), maxOutputSize: z.number() }),
+  /** The caller's tool names (answered through the caller's inbox). */
+  tools: z.array(z.string()),
+  maxCallBytes: z.number().optional(),
+  maxReplyBytes: z.number().optional(),
+});
+export type JobData = z.infer<typeof JobDataSchema>;
+
+/** A result on the wire: the value as codec text. */
+export type WireResult = Omit<SandboxResult, "result"> & { resultText?: string };
+
+/** Worker → caller. `a` is the attempt: the worker's job token, new each time the job is taken. */
+export type ToCaller =
+  | { t: "start"; x: string; a: string; w: string }
+  | { t: "log"; x: string; a: string; s: number; entry: LogEntry }
+  | { t: "call"; x: string; a: string; w: string; n: number; name: string; input: string }
+  | { t: "alive"; x: string }
+  | { t: "done"; x: string; a: string; result: WireResult };
+
+/** Caller → worker. A reply is sandbox-guest's `CallReply`: codec text when `ok`, else `{ name, message, tool }` JSON. */
+export type ToWorker =
+  | { t: "reply"; x: string; a: string; n: number; reply: CallReply }
+  | { t: "cancel"; x: string; reason: string };
+
+/** What the worker sends for an input the guest kernel refused as too large (sandbox-guest's marker text). */
+export const INPUT_TOO_LARGE_TEXT = '["!too-large"]';
+/** The symbol the engine hands a tool for such an input. */
+export const TOOL_INPUT_TOO_LARGE = Symbol.for("suaveplan.sandbox.tool-input-too-large");
+
+export type { GuestErrorInfo, SandboxModule };

@@ -1,0 +1,533 @@
+import { randomUUID } from "node:crypto";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import {
+  type EngineCapabilities,
+  type EngineLimits,
+  failure,
+  type HostCalls,
+  type LogEntry,
+  type SandboxEngine,
+  type SandboxModule,
+  type SandboxOptions,
+  type SandboxResult,
+} from "@suaveplan/sandbox-core/types";
+import { answerCall, type CallReply, checkExecutionInput, createHostCodec } from "@suaveplan/sandbox-guest";
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { type Inbox, openRelayInbox } from "./inbox.js";
+import {
+  countOption,
+  durationOption,
+  type QueueAddress,
+  queueAddress,
+  refuseUnknownKeys,
+  vmLockProblem,
+} from "./options.js";
+import { type JobData, PROTOCOL_VERSION, type ToCaller, type WireResult } from "./protocol.js";
+import { fromWire } from "./wire-result.js";
+
+/** The `engineOptions` of `createSandbox({ engine: "queue" })`. */
+export interface QueueEngineOptions {
+  /** Where Redis is: `redis://host:6379`, `unix:///path.sock`, a socket path, or ioredis options. Required. */
+  connection: unknown;
+  /** The queue's name (the workers' `--queue`). Default `"sandbox"`. */
+  queue?: string;
+  /** Key prefix in Redis. Default `"sandbox"`. */
+  prefix?: string;
+  /** The engine the workers run the code on. Default `"isolate"`. */
+  remoteEngine?: string;
+  /** Engine options for `remoteEngine` on the worker (plain data). */
+  remoteEngineOptions?: Record<string, unknown>;
+  /** How long a job may wait for a worker before it is removed and resolves `SANDBOX_DISPATCH_TIMEOUT`. Default `"30s"`. */
+  dispatchTimeout?: number | string;
+  /** Refuse new jobs with `SANDBOX_RATE_LIMITED` when this many wait already. Default: no limit. */
+  maxWaiting?: number;
+  /** The caller's inbox lease: a worker aborts the guest when the caller has been gone this long. Default `"10s"`. */
+  lease?: number | string;
+  /** How often pending jobs are looked up in Redis (a lost job resolves `SANDBOX_DISPATCH_LOST` within this). Default `"1s"`. */
+  pollInterval?: number | string;
+  /** After a worker took the job: how long past `timeout` to wait for its result before `SANDBOX_DISPATCH_LOST`. Default `"60s"` (the workers' lock duration plus stall interval). */
+  lostAfter?: number | string;
+  /** The workers' lock duration (for the `vm` check). Default `"30s"`, BullMQ's. */
+  lockDuration?: number | string;
+  /** How long finished jobs (and so their results, for a repeated execution id) stay in Redis. Default `"1h"`. */
+  keepResults?: number | string;
+}
+
+const KNOWN = [
+  "connection",
+  "queue",
+  "prefix",
+  "remoteEngine",
+  "remoteEngineOptions",
+  "dispatchTimeout",
+  "maxWaiting",
+  "lease",
+  "pollInterval",
+  "lostAfter",
+  "lockDuration",
+  "keepResults",
+] as const;
+
+interface Settings {
+  address: QueueAddress;
+  remoteEngine: string;
+  remoteEngineOptions: Record<string, unknown>;
+  dispatchTimeout: number;
+  maxWaiting: number;
+  leaseMs: number;
+  pollMs: number;
+  lostAfter: number;
+  lockDuration: number;
+  keepSeconds: number;
+}
+
+function settingsOf(options: Record<string, unknown>): Settings {
+  const root = "engineOptions";
+  refuseUnknownKeys(options, KNOWN, root);
+  const remoteEngine = options.remoteEngine ?? "isolate";
+  if (typeof remoteEngine !== "string" || remoteEngine === "queue") {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `${root}.remoteEngine: must name the engine the workers run (vm, worker, spawn, isolate or one they registered), not ${JSON.stringify(remoteEngine)}`,
+    );
+  }
+  const remoteEngineOptions = options.remoteEngineOptions ?? {};
+  if (typeof remoteEngineOptions !== "object" || remoteEngineOptions === null || Array.isArray(remoteEngineOptions)) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `${root}.remoteEngineOptions: must be an object of plain data for the remote engine`,
+    );
+  }
+  return {
+    address: queueAddress(options, root),
+    remoteEngine,
+    remoteEngineOptions: remoteEngineOptions as Record<string, unknown>,
+    dispatchTimeout: durationOption(options, "dispatchTimeout", root, 30_000),
+    maxWaiting: countOption(options, "maxWaiting", root, Number.POSITIVE_INFINITY),
+    leaseMs: durationOption(options, "lease", root, 10_000),
+    pollMs: durationOption(options, "pollInterval", root, 1000),
+    lostAfter: durationOption(options, "lostAfter", root, 60_000),
+    lockDuration: durationOption(options, "lockDuration", root, 30_000),
+    keepSeconds: Math.ceil(durationOption(options, "keepResults", root, 3_600_000) / 1000),
+  };
+}
+
+/** One journal entry: a tool call the caller answered, kept to answer a replay the same way. */
+interface JournalEntry {
+  name: string;
+  input: string;
+  reply: Promise<CallReply>;
+}
+
+/** An execution this caller waits for. */
+interface Pending {
+  x: string;
+  started: number;
+  /** Another submission owns the execution: only its result reaches this one. */
+  follower: boolean;
+  attempt?: string;
+  worker?: string;
+  cancelled: boolean;
+  settled: boolean;
+  hostCalls?: HostCalls;
+  onLog?: (entry: LogEntry) => void;
+  /** Log lines delivered to `onLog`: a replay's first lines are not delivered again. */
+  logsDelivered: number;
+  journal: Map<number, JournalEntry>;
+  timer?: NodeJS.Timeout;
+  deadline: number;
+  settle(result: SandboxResult): void;
+}
+
+interface Shared {
+  client: Redis;
+  queue: Queue;
+  inbox: Inbox;
+  poller: NodeJS.Timeout;
+}
+
+/**
+ * The caller side of the queue: `execute` puts the run on a BullMQ queue,
+ * a worker (`startSandboxWorker`, `suaveplan-sandbox worker`) runs it on its
+ * own engine, and the same `SandboxResult` comes back. Tool calls, logs and
+ * cancellation travel through this process's inbox, so tools run here.
+ */
+export class QueueEngine implements SandboxEngine {
+  readonly name = "queue";
+  readonly capabilities: EngineCapabilities;
+  private readonly settings: Settings;
+  private readonly modules = new Map<string, SandboxModule>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly codec = createHostCodec();
+  private shared: Promise<Shared> | undefined;
+  private destroyed: Promise<void> | undefined;
+
+  constructor(
+    private readonly limits: EngineLimits,
+    options: Record<string, unknown>,
+  ) {
+    this.settings = settingsOf(options);
+    const problem = vmLockProblem(this.settings.remoteEngine, limits.timeout, this.settings.lockDuration);
+    if (problem !== undefined) throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, `engineOptions.remoteEngine: ${problem}`);
+    this.capabilities = queueCapabilities(this.settings.remoteEngine);
+  }
+
+  async execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult> {
+    if (this.destroyed !== undefined) {
+      throw new SandboxError(SANDBOX_CODES.ENGINE_DISPOSED, "The queue engine was destroyed; create a new sandbox");
+    }
+    const started = performance.now();
+    const checked = checkExecutionInput(code, context, options);
+    if (!checked.ok) return checked.result;
+    const opts = checked.options;
+    const limits = {
+      timeout: opts.timeout ?? this.limits.timeout,
+      memoryLimit: opts.memoryLimit ?? this.limits.memoryLimit,
+      maxOutputSize: opts.maxOutputSize ?? this.limits.maxOutputSize,
+    };
+    const vmProblem = vmLockProblem(this.settings.remoteEngine, limits.timeout, this.settings.lockDuration);
+    if (vmProblem !== undefined) return failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${vmProblem}`);
+    if (opts.signal?.aborted) return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled");
+    let contextText: string;
+    try {
+      contextText = this.codec.encode(context ?? {}, "context", Number.MAX_SAFE_INTEGER);
+    } catch (error) {
+      return failure(SANDBOX_CODES.INVALID_OPTIONS, `context: ${describe(this.codec, error)}`);
+    }
+    let shared: Shared;
+    try {
+      shared = await this.connect();
+    } catch (error) {
+      return failure(SANDBOX_CODES.ENGINE_UNAVAILABLE, `Cannot reach the queue's Redis: ${messageOf(error)}`);
+    }
+    const { settings } = this;
+    if (Number.isFinite(settings.maxWaiting)) {
+      const waiting = await shared.queue.getWaitingCount();
+      if (waiting >= settings.maxWaiting) {
+        return failure(
+          SANDBOX_CODES.RATE_LIMITED,
+          `The queue ${JSON.stringify(settings.address.queue)} has ${waiting} jobs waiting (maxWaiting ${settings.maxWaiting}); retry later or start more workers`,
+        );
+      }
+    }
+    const x = opts.executionId ?? randomUUID();
+    const nonce = randomUUID();
+    const data: JobData = {
+      v: PROTOCOL_VERSION,
+      x,
+      caller: shared.inbox.address,
+      nonce,
+      engine: settings.remoteEngine,
+      engineOptions: settings.remoteEngineOptions,
+      code: checked.code,
+      context: contextText,
+      modules: [...this.modules.values()].map(({ name, exports, source }) => ({ name, exports, source })),
+      limits,
+      tools: [...(opts.hostCalls?.names ?? [])],
+      ...(opts.hostCalls?.maxCallBytes === undefined ? {} : { maxCallBytes: opts.hostCalls.maxCallBytes }),
+      ...(opts.hostCalls?.maxReplyBytes === undefined ? {} : { maxReplyBytes: opts.hostCalls.maxReplyBytes }),
+    };
+    return new Promise<SandboxResult>((resolve) => {
+      const onAbort = () => this.cancel(pending);
+      const pending: Pending = {
+        x,
+        started,
+        follower: false,
+        cancelled: false,
+        settled: false,
+        ...(opts.hostCalls === undefined ? {} : { hostCalls: opts.hostCalls }),
+        ...(opts.onLog === undefined ? {} : { onLog: opts.onLog }),
+        logsDelivered: 0,
+        journal: new Map(),
+        deadline: Date.now() + settings.dispatchTimeout,
+        settle: (result) => {
+          if (pending.settled) return;
+          pending.settled = true;
+          clearTimeout(pending.timer);
+          opts.signal?.removeEventListener("abort", onAbort);
+          // A cancelled run stays known until its worker hears the cancel (see `receive`).
+          if (!pending.cancelled || pending.worker !== undefined) this.forget(pending);
+          resolve(result.duration === 0 ? { ...result, duration: performance.now() - started } : result);
+        },
+      };
+      if (this.pending.has(x)) pending.follower = true;
+      else this.pending.set(x, pending);
+      opts.signal?.addEventListener("abort", onAbort, { once: true });
+      void this.submit(shared, pending, data, nonce);
+    });
+  }
+
+  private async submit(shared: Shared, pending: Pending, data: JobData, nonce: string): Promise<void> {
+    try {
+      await shared.queue.add("run", data, {
+        jobId: pending.x,
+        removeOnComplete: { age: this.settings.keepSeconds },
+        removeOnFail: { age: this.settings.keepSeconds },
+      });
+      if (!pending.follower) {
+        // An existing job with this id (from another caller, or an earlier run) keeps its data: follow it.
+        const stored = await shared.queue.getJob(pending.x);
+        if (stored !== undefined && (stored.data as JobData | undefined)?.nonce !== nonce) {
+          pending.follower = true;
+          this.forget(pending);
+        }
+      }
+    } catch (error) {
+      pending.settle(failure(SANDBOX_CODES.ENGINE_UNAVAILABLE, `Cannot queue the job: ${messageOf(error)}`));
+      return;
+    }
+    if (pending.follower) {
+      this.followers.add(pending);
+      pending.deadline = Date.now() + this.settings.dispatchTimeout + this.limits.timeout + this.settings.lostAfter;
+      return;
+    }
+    this.arm(pending, this.settings.dispatchTimeout, () => void this.dispatchTimedOut(pending));
+  }
+
+  /** Executions following another submission of the same id: only polled. */
+  private readonly followers = new Set<Pending>();
+
+  private arm(pending: Pending, ms: number, fire: () => void): void {
+    clearTimeout(pending.timer);
+    pending.deadline = Date.now() + ms;
+    pending.timer = setTimeout(fire, ms);
+  }
+
+  private async dispatchTimedOut(pending: Pending): Promise<void> {
+    if (pending.settled || pending.attempt !== undefined) return;
+    const shared = await this.shared;
+    const removed = shared === undefined ? 0 : await shared.queue.remove(pending.x).catch(() => 0);
+    if (removed === 1 || pending.attempt === undefined) {
+      pending.settle(
+        failure(
+          SANDBOX_CODES.DISPATCH_TIMEOUT,
+          `No worker took the job within ${this.settings.dispatchTimeout} ms (queue ${JSON.stringify(this.settings.address.queue)}); start workers or raise dispatchTimeout`,
+        ),
+      );
+    }
+  }
+
+  private lost(pending: Pending, why: string): void {
+    const shared = this.shared;
+    void shared?.then((s) => s.queue.remove(pending.x)).catch(() => undefined);
+    pending.settle(failure(SANDBOX_CODES.DISPATCH_LOST, why));
+  }
+
+  private cancel(pending: Pending): void {
+    if (pending.settled) return;
+    pending.cancelled = true;
+    pending.settle(failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled"));
+    void this.shared?.then(async (shared) => {
+      // A waiting job is removed; an active one (locked) is cancelled through its worker's inbox.
+      await shared.queue.remove(pending.x).catch(() => 0);
+      if (pending.worker !== undefined) await this.tell(pending.worker, { t: "cancel", x: pending.x, reason: "cancelled by the caller" });
+    });
+    // If no worker announced itself yet, the cancel goes out on its start message (or the entry expires).
+    if (pending.worker === undefined) setTimeout(() => this.forget(pending), this.settings.lostAfter).unref();
+  }
+
+  private forget(pending: Pending): void {
+    if (this.pending.get(pending.x) === pending) this.pending.delete(pending.x);
+    this.followers.delete(pending);
+  }
+
+  private tell(to: string, message: unknown): Promise<boolean> {
+    return (this.shared as Promise<Shared>).then((s) => s.inbox.send(to, message)).catch(() => false);
+  }
+
+  /** A message from a worker. */
+  private receive(raw: unknown): void {
+    const message = raw as ToCaller;
+    const pending = this.pending.get(message?.x);
+    if (pending === undefined) return;
+    if (message.t === "start") {
+      pending.attempt = message.a;
+      pending.worker = message.w;
+      if (pending.cancelled) {
+        void this.tell(message.w, { t: "cancel", x: pending.x, reason: "cancelled by the caller" });
+        this.forget(pending);
+        return;
+      }
+      this.arm(pending, pending.settled ? 0 : this.limits.timeout + this.settings.lostAfter, () =>
+        this.lost(
+          pending,
+          `The worker that took the job gave no result within timeout + lostAfter (${this.limits.timeout + this.settings.lostAfter} ms), and no other worker took it over`,
+        ),
+      );
+      return;
+    }
+    if (message.t === "alive" || pending.settled || message.a !== pending.attempt) return;
+    if (message.t === "log") {
+      if (message.s <= pending.logsDelivered) return;
+      pending.logsDelivered = message.s;
+      try {
+        pending.onLog?.(message.entry);
+      } catch {
+        // A throwing onLog must not stop the run; the line is in the result's logs.
+      }
+    } else if (message.t === "call") {
+      this.answer(pending, message);
+    } else if (message.t === "done") {
+      pending.settle(fromWire(message.result, this.codec));
+    }
+  }
+
+  /** Answer a guest's tool call: from the journal when a replay asks again, otherwise by calling the tool once. */
+  private answer(pending: Pending, call: Extract<ToCaller, { t: "call" }>): void {
+    const known = pending.journal.get(call.n);
+    if (known !== undefined && (known.name !== call.name || known.input !== call.input)) {
+      void this.tell(call.w, { t: "cancel", x: pending.x, reason: "the replay diverged" });
+      pending.settle(
+        failure(
+          SANDBOX_CODES.REPLAY_DIVERGED,
+          `The job was taken over by another worker and its guest made a different tool call #${call.n} (${call.name}, the first run called ${known.name} with other input); the caller cannot answer it from its journal without running a tool twice`,
+        ),
+      );
+      return;
+    }
+    const entry = known ?? {
+      name: call.name,
+      input: call.input,
+      reply: this.callTool(pending, call),
+    };
+    pending.journal.set(call.n, entry);
+    void entry.reply.then((reply) => this.tell(call.w, { t: "reply", x: pending.x, a: call.a, n: call.n, reply }));
+  }
+
+  /** Run one tool call as a local engine would (sandbox-guest's `answerCall`); the id is stable across replays. */
+  private callTool(pending: Pending, call: Extract<ToCaller, { t: "call" }>): Promise<CallReply> {
+    const hostCalls = pending.hostCalls;
+    if (hostCalls === undefined || !hostCalls.names.includes(call.name)) {
+      const text = JSON.stringify({ name: "TypeError", message: `tools.${call.name} is not a tool` });
+      return Promise.resolve({ id: call.n, ok: false, text });
+    }
+    const id = `${pending.x}#${call.n}`;
+    return answerCall(
+      { id: call.n, name: call.name, text: call.input },
+      {
+        names: hostCalls.names,
+        call: (name, input) => hostCalls.call(name, input, id),
+        ...(hostCalls.maxReplyBytes === undefined ? {} : { maxReplyBytes: hostCalls.maxReplyBytes }),
+      },
+    );
+  }
+
+  /** Look every pending execution up in Redis: a lost job fails, a finished one resolves (backstop for a lost message). */
+  private async poll(shared: Shared): Promise<void> {
+    const now = Date.now();
+    for (const pending of [...this.pending.values(), ...this.followers]) {
+      if (pending.settled) continue;
+      let state: string;
+      try {
+        state = await shared.queue.getJobState(pending.x);
+      } catch {
+        continue; // Redis is unreachable: the next round asks again
+      }
+      if (pending.settled) continue;
+      if (state === "unknown") {
+        this.lost(
+          pending,
+          "The job is gone from Redis (restarted without persistence, evicted or deleted) before a worker finished it",
+        );
+      } else if (state === "completed") {
+        const job = await shared.queue.getJob(pending.x).catch(() => undefined);
+        if (job?.returnvalue != null) pending.settle(fromWire(job.returnvalue as WireResult, this.codec));
+      } else if (state === "failed") {
+        const job = await shared.queue.getJob(pending.x).catch(() => undefined);
+        this.lost(pending, `The workers failed the job: ${job?.failedReason ?? "no reason recorded"}`);
+      } else if (pending.follower && now > pending.deadline) {
+        this.lost(pending, "The execution with this id did not finish in time on another caller's submission");
+      }
+    }
+  }
+
+  private connect(): Promise<Shared> {
+    this.shared ??= (async () => {
+      const { address, leaseMs, pollMs } = this.settings;
+      const client = address.redis();
+      client.on("error", () => undefined); // reconnects on its own; a pending execution is bounded by its deadline
+      try {
+        const queue = new Queue(address.queue, { connection: client, prefix: address.prefix });
+        queue.on("error", () => undefined);
+        const inbox = await openRelayInbox({
+          client,
+          prefix: address.prefix,
+          namespace: address.queue,
+          leaseMs,
+          receive: (message) => this.receive(message),
+          onError: () => undefined,
+        });
+        let polling = false;
+        const poller = setInterval(() => {
+          if (polling || (this.pending.size === 0 && this.followers.size === 0)) return;
+          polling = true;
+          void this.poll(shared).finally(() => {
+            polling = false;
+          });
+        }, pollMs);
+        poller.unref();
+        const shared: Shared = { client, queue, inbox, poller };
+        return shared;
+      } catch (error) {
+        client.disconnect();
+        throw error;
+      }
+    })();
+    this.shared.catch(() => {
+      this.shared = undefined; // the next execute tries again
+    });
+    return this.shared;
+  }
+
+  registerModule(module: SandboxModule): void {
+    this.modules.set(module.name, module);
+  }
+
+  unregisterModule(name: string): boolean {
+    return this.modules.delete(name);
+  }
+
+  reset(): void {
+    this.modules.clear();
+  }
+
+  destroy(): Promise<void> {
+    this.destroyed ??= (async () => {
+      for (const pending of [...this.pending.values(), ...this.followers]) {
+        pending.settle(failure(SANDBOX_CODES.ENGINE_DISPOSED, "The sandbox was destroyed while the job ran"));
+      }
+      const shared = await this.shared?.catch(() => undefined);
+      if (shared === undefined) return;
+      clearInterval(shared.poller);
+      await shared.inbox.close();
+      await shared.queue.close().catch(() => undefined);
+      shared.client.disconnect();
+    })();
+    return this.destroyed;
+  }
+}
+
+function queueCapabilities(remote: string): EngineCapabilities {
+  const boundary = remote === "isolate";
+  return {
+    securityBoundary: boundary,
+    tier: `runs on a worker process through Redis, on its "${remote}" engine (${
+      boundary ? "a V8 isolate: a security boundary" : "as secure as that engine on the worker"
+    }); Redis holds the code, context and result in the clear`,
+    enforcesMemoryLimit: remote !== "vm",
+    boundsAsyncWork: true,
+    streamsLogs: true,
+    abortsRunningCode: remote !== "vm",
+    measuresCpu: false,
+  };
+}
+
+function describe(codec: ReturnType<typeof createHostCodec>, error: unknown): string {
+  if (codec.isNotTransferable(error)) return (error as { message?: string }).message ?? "not transferable";
+  return messageOf(error);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,292 @@
+import { randomUUID } from "node:crypto";
+import { engineLoader } from "@suaveplan/sandbox";
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { failure, type HostCalls, type SandboxEngine, type SandboxResult } from "@suaveplan/sandbox-core/types";
+import { type CallReply, createHostCodec } from "@suaveplan/sandbox-guest";
+import { type Job, WaitingError, Worker } from "bullmq";
+import { type Inbox, openRelayInbox } from "./inbox.js";
+import { countOption, durationOption, queueAddress, refuseUnknownKeys, vmLockProblem } from "./options.js";
+import {
+  INPUT_TOO_LARGE_TEXT,
+  type JobData,
+  JobDataSchema,
+  type ToCaller,
+  TOOL_INPUT_TOO_LARGE,
+  type ToWorker,
+  type WireResult,
+} from "./protocol.js";
+import { toWire } from "./wire-result.js";
+
+/** Options of {@link startSandboxWorker}. */
+export interface SandboxWorkerOptions {
+  /** Where Redis is: `redis://host:6379`, `unix:///path.sock`, a socket path, or ioredis options. Required. */
+  connection: unknown;
+  /** The queue to take jobs from. Default `"sandbox"`. */
+  queue?: string;
+  /** Key prefix in Redis. Default `"sandbox"`. */
+  prefix?: string;
+  /** The engines this worker runs; a job for another is refused with `SANDBOX_ENGINE_UNAVAILABLE`. Default `["isolate"]`. */
+  engines?: readonly string[];
+  /** Jobs run at once. Default 4. */
+  concurrency?: number;
+  /** How long a job's lock lasts without renewal; another worker takes a job whose lock ran out. Default `"30s"`. */
+  lockDuration?: number | string;
+  /** How often this worker looks for jobs whose worker died. Default `"30s"`. */
+  stalledInterval?: number | string;
+  /** This worker's inbox lease (how long it may be unreachable before callers' messages stop reaching it). Default `"10s"`. */
+  lease?: number | string;
+  /** On `close()`: how long running jobs may finish before they are stopped and handed back to the queue. Default `"10s"`. */
+  drainTimeout?: number | string;
+}
+
+const KNOWN = [
+  "connection",
+  "queue",
+  "prefix",
+  "engines",
+  "concurrency",
+  "lockDuration",
+  "stalledInterval",
+  "lease",
+  "drainTimeout",
+] as const;
+
+/** A running worker. */
+export interface SandboxWorker {
+  /** This worker's inbox address (in the callers' `start` messages). */
+  readonly address: string;
+  /** Executions running now. */
+  readonly running: number;
+  /**
+   * Stop taking jobs, let running ones finish for `drainTimeout`, then stop
+   * them and hand their jobs back to the queue (another worker replays them).
+   * Releases every engine, connection and timer. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** Why an execution's guest is being stopped. */
+const SHUTDOWN = "the worker is shutting down";
+
+interface Running {
+  job: Job<JobData>;
+  controller: AbortController;
+  /** Replies awaited, by call number. */
+  replies: Map<number, (reply: CallReply) => void>;
+}
+
+/**
+ * Take executions from the queue and run them on this machine's engines.
+ * The worker holds no application secrets: the callers' tools run in the
+ * callers, reached through their inboxes for every call.
+ *
+ * @example
+ * const worker = await startSandboxWorker({ connection: "redis://127.0.0.1:6379", engines: ["isolate"] });
+ * process.once("SIGTERM", () => void worker.close());
+ */
+export async function startSandboxWorker(options: SandboxWorkerOptions): Promise<SandboxWorker> {
+  const root = "worker options";
+  const input = options as unknown as Record<string, unknown>;
+  if (typeof options !== "object" || options === null) {
+    throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, `${root}: must be an object with at least { connection }`);
+  }
+  refuseUnknownKeys(input, KNOWN, root);
+  const address = queueAddress(input, root);
+  const engines = options.engines ?? ["isolate"];
+  if (!Array.isArray(engines) || engines.length === 0 || !engines.every((e) => typeof e === "string")) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `${root}.engines: must be a non-empty list of engine names (got ${JSON.stringify(engines)})`,
+    );
+  }
+  for (const engine of engines) engineLoader(engine); // an unknown name fails now, naming the registered ones
+  const concurrency = countOption(input, "concurrency", root, 4);
+  const lockDuration = durationOption(input, "lockDuration", root, 30_000);
+  const stalledInterval = durationOption(input, "stalledInterval", root, 30_000);
+  const leaseMs = durationOption(input, "lease", root, 10_000);
+  const drainMs = durationOption(input, "drainTimeout", root, 10_000);
+
+  const codec = createHostCodec();
+  const running = new Map<string, Running>();
+  const engineCache = new Map<string, Promise<SandboxEngine>>();
+  const client = address.redis();
+  client.on("error", () => undefined); // ioredis reconnects; BullMQ resumes when it does
+
+  const receive = (raw: unknown) => {
+    const message = raw as ToWorker;
+    const run = running.get(message?.x);
+    if (run === undefined) return;
+    if (message.t === "cancel") run.controller.abort(message.reason);
+    else if (message.t === "reply") run.replies.get(message.n)?.(message.reply);
+  };
+  let inbox: Inbox;
+  try {
+    inbox = await openRelayInbox({
+      client,
+      prefix: address.prefix,
+      namespace: address.queue,
+      leaseMs,
+      receive,
+      onError: () => undefined,
+    });
+  } catch (error) {
+    client.disconnect();
+    throw new SandboxError(SANDBOX_CODES.ENGINE_UNAVAILABLE, `Cannot reach the queue's Redis: ${messageOf(error)}`, {
+      cause: error,
+    });
+  }
+  const tell = (to: string, message: ToCaller) => inbox.send(to, message).catch(() => false);
+
+  const newEngine = async (data: JobData): Promise<SandboxEngine> => {
+    const factory = await engineLoader(data.engine)();
+    return factory.create({ limits: data.limits, options: data.engineOptions });
+  };
+  // One engine per (engine, options), shared by the jobs without modules.
+  const engineFor = (data: JobData): Promise<SandboxEngine> => {
+    const key = `${data.engine}\0${JSON.stringify(data.engineOptions)}`;
+    let engine = engineCache.get(key);
+    if (engine === undefined) {
+      engine = newEngine(data);
+      engineCache.set(key, engine);
+      engine.catch(() => engineCache.delete(key));
+    }
+    return engine;
+  };
+
+  const run = async (job: Job<JobData>, token: string | undefined, signal: AbortSignal | undefined) => {
+    const parsed = JobDataSchema.safeParse(job.data);
+    if (!parsed.success) {
+      return toWire(failure(SANDBOX_CODES.INVALID_OPTIONS, `The job is not a sandbox execution this worker understands (protocol v1)`), codec);
+    }
+    const data = parsed.data;
+    const attempt = token ?? randomUUID();
+    if (!engines.includes(data.engine)) {
+      const refused = failure(
+        SANDBOX_CODES.ENGINE_UNAVAILABLE,
+        `This worker runs only ${engines.map((e) => `"${e}"`).join(", ")}; the job asks for "${data.engine}" (start workers with --engine ${data.engine})`,
+      );
+      const wire = toWire(refused, codec);
+      await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
+      await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
+      return wire;
+    }
+    const vmProblem = vmLockProblem(data.engine, data.limits.timeout, lockDuration);
+    if (vmProblem !== undefined) {
+      const wire = toWire(failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${vmProblem}`), codec);
+      await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
+      await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
+      return wire;
+    }
+    const controller = new AbortController();
+    const onSignal = () => controller.abort(signal?.reason ?? "cancelled");
+    signal?.addEventListener("abort", onSignal, { once: true });
+    const entry: Running = { job, controller, replies: new Map() };
+    running.set(data.x, entry);
+    // Liveness: the caller's inbox must still be there, or nobody waits for this run.
+    const alive = setInterval(() => {
+      void tell(data.caller, { t: "alive", x: data.x }).then((delivered) => {
+        if (!delivered) controller.abort("the caller is gone");
+      });
+    }, Math.max(50, Math.floor(leaseMs / 3)));
+    try {
+      await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
+      let seq = 0;
+      let calls = 0;
+      const hostCalls: HostCalls | undefined =
+        data.tools.length === 0
+          ? undefined
+          : {
+              names: data.tools,
+              ...(data.maxCallBytes === undefined ? {} : { maxCallBytes: data.maxCallBytes }),
+              ...(data.maxReplyBytes === undefined ? {} : { maxReplyBytes: data.maxReplyBytes }),
+              call: async (name, input) => {
+                const n = ++calls;
+                const text =
+                  input === TOOL_INPUT_TOO_LARGE ? INPUT_TOO_LARGE_TEXT : codec.encode(input, "input", Number.MAX_SAFE_INTEGER);
+                const reply = await new Promise<CallReply>((resolve, reject) => {
+                  entry.replies.set(n, resolve);
+                  const stop = () => reject(new Error("the execution ended"));
+                  controller.signal.addEventListener("abort", stop, { once: true });
+                  void tell(data.caller, { t: "call", x: data.x, a: attempt, w: inbox.address, n, name, input: text });
+                });
+                entry.replies.delete(n);
+                if (reply.ok) return codec.decode(reply.text);
+                const { name: errorName, message, tool } = JSON.parse(reply.text) as {
+                  name: string;
+                  message: string;
+                  tool?: string;
+                };
+                throw Object.assign(new Error(message), { name: errorName, ...(tool === undefined ? {} : { tool }) });
+              },
+            };
+      // Registered modules are per sandbox: a job with modules gets an engine of its own, released after it.
+      const modules = data.modules.length > 0;
+      const engine = modules ? await newEngine(data) : await engineFor(data);
+      for (const { name, exports, source } of data.modules) {
+        engine.registerModule({ name, ...(exports === undefined ? {} : { exports }), ...(source === undefined ? {} : { source }) });
+      }
+      let result: SandboxResult;
+      try {
+        result = await engine.execute(data.code, codec.decode(data.context) as Record<string, unknown>, {
+          ...data.limits,
+          signal: controller.signal,
+          onLog: (logEntry) => {
+            seq += 1;
+            void tell(data.caller, { t: "log", x: data.x, a: attempt, s: seq, entry: logEntry });
+          },
+          ...(hostCalls === undefined ? {} : { hostCalls }),
+        });
+      } finally {
+        if (modules) await engine.destroy();
+      }
+      if (controller.signal.reason === SHUTDOWN && token !== undefined) {
+        // Stopped by close(): hand the job back, so another worker runs it (its tool calls replay from the caller's journal).
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      const wire: WireResult = toWire(result, codec);
+      await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
+      return wire;
+    } finally {
+      clearInterval(alive);
+      signal?.removeEventListener("abort", onSignal);
+      running.delete(data.x);
+    }
+  };
+
+  const worker = new Worker<JobData, WireResult>(address.queue, run, {
+    connection: client,
+    prefix: address.prefix,
+    concurrency,
+    lockDuration,
+    stalledInterval,
+    maxStalledCount: 1,
+  });
+  worker.on("error", () => undefined);
+
+  let closing: Promise<void> | undefined;
+  return {
+    address: inbox.address,
+    get running() {
+      return running.size;
+    },
+    close() {
+      closing ??= (async () => {
+        const drained = worker.close();
+        const stop = setTimeout(() => {
+          for (const entry of running.values()) entry.controller.abort(SHUTDOWN);
+        }, drainMs);
+        await drained.catch(() => undefined);
+        clearTimeout(stop);
+        for (const engine of engineCache.values()) await engine.then((e) => e.destroy()).catch(() => undefined);
+        await inbox.close();
+        client.disconnect();
+      })();
+      return closing;
+    },
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
