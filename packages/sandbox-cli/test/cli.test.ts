@@ -351,7 +351,8 @@ describe("suaveplan-sandbox run", () => {
   it("output into a closed pipe (| head -2) ends at once with 141 on every engine, leaving no process", async () => {
     // Output that never ends on its own: a finite burst can fit in the pipe's
     // buffer before head exits, and then nothing ever meets the closed pipe.
-    const code = "for (let i = 0; ; i++) { console.log('line', i); await new Promise((r) => setTimeout(r, 1)); }";
+    const code =
+      "for (let i = 0; ; i++) { console.log('line', i); await new Promise((r) => setTimeout(r, 1)); }";
     const runs = await Promise.all(
       ENGINES.map((engine) =>
         groupRun("bash", [

@@ -59,7 +59,7 @@ export {
   MODULE_WRAPPER_OPEN,
 } from "./kernel/kernel-source.js";
 // Outcome
-export { errorHeadline, type ResultExtras, toSandboxResult } from "./outcome/to-sandbox-result.js";
+export { described, errorHeadline, type ResultExtras, toSandboxResult } from "./outcome/to-sandbox-result.js";
 // Protocol
 export {
   type CallReply,

@@ -3,23 +3,31 @@ import {
   type CreateSandboxConfig,
   createSandbox,
   type EngineFactory,
-  registeredEngines,
   registerEngine,
+  registeredEngines,
   type Sandbox,
 } from "@suaveplan/sandbox";
+import type { EngineCapabilities } from "@suaveplan/sandbox-core/types";
 import { QueueEngine, type QueueEngineOptions } from "./queue-engine.js";
+import { builtinCapabilities } from "./remote-capabilities.js";
 
 export type { RedisConnection } from "./connection.js";
-export { QueueEngine, type QueueEngineOptions } from "./queue-engine.js";
+export { QueueEngine, type QueueEngineOptions, queueCapabilities } from "./queue-engine.js";
+export { builtinCapabilities } from "./remote-capabilities.js";
 export { type SandboxWorker, type SandboxWorkerOptions, startSandboxWorker } from "./sandbox-worker.js";
 
 /**
  * The queue engine's factory, for `registerEngine("queue", queueEngine)`;
  * then `createSandbox({ engine: "queue", engineOptions: { connection, … } })`.
  */
-export const queueEngine = (): EngineFactory => ({
-  create: ({ limits, options }) => new QueueEngine(limits, { ...options }),
-});
+export const queueEngine = async (): Promise<EngineFactory> => {
+  const known = new Map<string, EngineCapabilities | undefined>();
+  for (const name of ["vm", "worker", "spawn", "isolate"]) known.set(name, await builtinCapabilities(name));
+  return {
+    create: ({ limits, options }) =>
+      new QueueEngine(limits, { ...options }, known.get(String(options.remoteEngine ?? "isolate"))),
+  };
+};
 
 /**
  * A sandbox whose executions run on queue workers: registers the `queue`

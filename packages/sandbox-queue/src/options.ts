@@ -37,13 +37,23 @@ export function queueAddress(options: Record<string, unknown>, root: string): Qu
 }
 
 /** A duration option in ms (`"30s"` or a number of ms), or its default. */
-export function durationOption(options: Record<string, unknown>, key: string, root: string, fallback: number): number {
+export function durationOption(
+  options: Record<string, unknown>,
+  key: string,
+  root: string,
+  fallback: number,
+): number {
   const value = options[key];
   return value === undefined ? fallback : parseDuration(value, `${root}.${key}`);
 }
 
 /** A positive integer option, or its default. */
-export function countOption(options: Record<string, unknown>, key: string, root: string, fallback: number): number {
+export function countOption(
+  options: Record<string, unknown>,
+  key: string,
+  root: string,
+  fallback: number,
+): number {
   const value = options[key];
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
@@ -56,7 +66,11 @@ export function countOption(options: Record<string, unknown>, key: string, root:
 }
 
 /** Refuse keys this part does not know, naming them and the ones it does. */
-export function refuseUnknownKeys(options: Record<string, unknown>, known: readonly string[], root: string): void {
+export function refuseUnknownKeys(
+  options: Record<string, unknown>,
+  known: readonly string[],
+  root: string,
+): void {
   const unknown = Object.keys(options).filter((key) => !known.includes(key));
   if (unknown.length > 0) {
     throw new SandboxError(

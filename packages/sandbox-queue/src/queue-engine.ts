@@ -11,7 +11,14 @@ import {
   type SandboxOptions,
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
-import { answerCall, type CallReply, checkExecutionInput, createHostCodec } from "@suaveplan/sandbox-guest";
+import {
+  answerCall,
+  type CallReply,
+  checkExecutionInput,
+  createHostCodec,
+  described,
+  ModuleRegistry,
+} from "@suaveplan/sandbox-guest";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { type Inbox, openRelayInbox } from "./inbox.js";
@@ -93,7 +100,11 @@ function settingsOf(options: Record<string, unknown>): Settings {
     );
   }
   const remoteEngineOptions = options.remoteEngineOptions ?? {};
-  if (typeof remoteEngineOptions !== "object" || remoteEngineOptions === null || Array.isArray(remoteEngineOptions)) {
+  if (
+    typeof remoteEngineOptions !== "object" ||
+    remoteEngineOptions === null ||
+    Array.isArray(remoteEngineOptions)
+  ) {
     throw new SandboxError(
       SANDBOX_CODES.INVALID_CONFIG,
       `${root}.remoteEngineOptions: must be an object of plain data for the remote engine`,
@@ -160,22 +171,30 @@ export class QueueEngine implements SandboxEngine {
   private readonly modules = new Map<string, SandboxModule>();
   private readonly pending = new Map<string, Pending>();
   private readonly codec = createHostCodec();
+  /** Decodes what workers send: guest values whose Error stacks are guest-only already. */
+  private readonly resultCodec = createHostCodec({ keepStacks: true });
   private shared: Promise<Shared> | undefined;
   private destroyed: Promise<void> | undefined;
 
   constructor(
     private readonly limits: EngineLimits,
     options: Record<string, unknown>,
+    remoteCapabilities?: EngineCapabilities,
   ) {
     this.settings = settingsOf(options);
     const problem = vmLockProblem(this.settings.remoteEngine, limits.timeout, this.settings.lockDuration);
-    if (problem !== undefined) throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, `engineOptions.remoteEngine: ${problem}`);
-    this.capabilities = queueCapabilities(this.settings.remoteEngine);
+    if (problem !== undefined)
+      throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, `engineOptions.remoteEngine: ${problem}`);
+    this.capabilities = queueCapabilities(this.settings.remoteEngine, remoteCapabilities);
   }
 
-  async execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult> {
+  async execute(
+    code: string,
+    context?: Record<string, unknown>,
+    options?: SandboxOptions,
+  ): Promise<SandboxResult> {
     if (this.destroyed !== undefined) {
-      throw new SandboxError(SANDBOX_CODES.ENGINE_DISPOSED, "The queue engine was destroyed; create a new sandbox");
+      return failure(SANDBOX_CODES.ENGINE_DISPOSED, "The queue engine was destroyed; create a new sandbox");
     }
     const started = performance.now();
     const checked = checkExecutionInput(code, context, options);
@@ -187,13 +206,18 @@ export class QueueEngine implements SandboxEngine {
       maxOutputSize: opts.maxOutputSize ?? this.limits.maxOutputSize,
     };
     const vmProblem = vmLockProblem(this.settings.remoteEngine, limits.timeout, this.settings.lockDuration);
-    if (vmProblem !== undefined) return failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${vmProblem}`);
+    if (vmProblem !== undefined)
+      return failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${vmProblem}`);
     if (opts.signal?.aborted) return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled");
     let contextText: string;
     try {
       contextText = this.codec.encode(context ?? {}, "context", Number.MAX_SAFE_INTEGER);
     } catch (error) {
-      return failure(SANDBOX_CODES.INVALID_OPTIONS, `context: ${describe(this.codec, error)}`);
+      // Worded as every local engine words it (sandbox-guest's request builder).
+      const why = this.codec.isNotTransferable(error)
+        ? `${error.path}: ${described(error.what)} cannot be copied into the sandbox; pass plain data`
+        : `context: could not be copied (${messageOf(error)})`;
+      return failure(SANDBOX_CODES.INVALID_OPTIONS, why);
     }
     let shared: Shared;
     try {
@@ -279,7 +303,8 @@ export class QueueEngine implements SandboxEngine {
     }
     if (pending.follower) {
       this.followers.add(pending);
-      pending.deadline = Date.now() + this.settings.dispatchTimeout + this.limits.timeout + this.settings.lostAfter;
+      pending.deadline =
+        Date.now() + this.settings.dispatchTimeout + this.limits.timeout + this.settings.lostAfter;
       return;
     }
     this.arm(pending, this.settings.dispatchTimeout, () => void this.dispatchTimedOut(pending));
@@ -321,7 +346,8 @@ export class QueueEngine implements SandboxEngine {
     void this.shared?.then(async (shared) => {
       // A waiting job is removed; an active one (locked) is cancelled through its worker's inbox.
       await shared.queue.remove(pending.x).catch(() => 0);
-      if (pending.worker !== undefined) await this.tell(pending.worker, { t: "cancel", x: pending.x, reason: "cancelled by the caller" });
+      if (pending.worker !== undefined)
+        await this.tell(pending.worker, { t: "cancel", x: pending.x, reason: "cancelled by the caller" });
     });
     // If no worker announced itself yet, the cancel goes out on its start message (or the entry expires).
     if (pending.worker === undefined) setTimeout(() => this.forget(pending), this.settings.lostAfter).unref();
@@ -369,7 +395,7 @@ export class QueueEngine implements SandboxEngine {
     } else if (message.t === "call") {
       this.answer(pending, message);
     } else if (message.t === "done") {
-      pending.settle(fromWire(message.result, this.codec));
+      pending.settle(fromWire(message.result, this.resultCodec));
     }
   }
 
@@ -392,7 +418,9 @@ export class QueueEngine implements SandboxEngine {
       reply: this.callTool(pending, call),
     };
     pending.journal.set(call.n, entry);
-    void entry.reply.then((reply) => this.tell(call.w, { t: "reply", x: pending.x, a: call.a, n: call.n, reply }));
+    void entry.reply.then((reply) =>
+      this.tell(call.w, { t: "reply", x: pending.x, a: call.a, n: call.n, reply }),
+    );
   }
 
   /** Run one tool call as a local engine would (sandbox-guest's `answerCall`); the id is stable across replays. */
@@ -432,12 +460,16 @@ export class QueueEngine implements SandboxEngine {
         );
       } else if (state === "completed") {
         const job = await shared.queue.getJob(pending.x).catch(() => undefined);
-        if (job?.returnvalue != null) pending.settle(fromWire(job.returnvalue as WireResult, this.codec));
+        if (job?.returnvalue != null)
+          pending.settle(fromWire(job.returnvalue as WireResult, this.resultCodec));
       } else if (state === "failed") {
         const job = await shared.queue.getJob(pending.x).catch(() => undefined);
         this.lost(pending, `The workers failed the job: ${job?.failedReason ?? "no reason recorded"}`);
       } else if (pending.follower && now > pending.deadline) {
-        this.lost(pending, "The execution with this id did not finish in time on another caller's submission");
+        this.lost(
+          pending,
+          "The execution with this id did not finish in time on another caller's submission",
+        );
       }
     }
   }
@@ -481,15 +513,33 @@ export class QueueEngine implements SandboxEngine {
   }
 
   registerModule(module: SandboxModule): void {
-    this.modules.set(module.name, module);
+    this.assertAlive();
+    // Checked here as every engine checks it (a bad module throws SANDBOX_INVALID_MODULE now, not on a worker).
+    new ModuleRegistry().register(module);
+    const { name, exports, source } = module;
+    this.modules.set(name, {
+      name,
+      ...(exports === undefined ? {} : { exports }),
+      ...(source === undefined ? {} : { source }),
+    });
   }
 
   unregisterModule(name: string): boolean {
+    this.assertAlive();
     return this.modules.delete(name);
   }
 
   reset(): void {
     this.modules.clear();
+  }
+
+  private assertAlive(): void {
+    if (this.destroyed !== undefined) {
+      throw new SandboxError(
+        SANDBOX_CODES.ENGINE_DISPOSED,
+        "The queue engine was destroyed; create a new sandbox",
+      );
+    }
   }
 
   destroy(): Promise<void> {
@@ -508,24 +558,29 @@ export class QueueEngine implements SandboxEngine {
   }
 }
 
-function queueCapabilities(remote: string): EngineCapabilities {
-  const boundary = remote === "isolate";
-  return {
-    securityBoundary: boundary,
-    tier: `runs on a worker process through Redis, on its "${remote}" engine (${
-      boundary ? "a V8 isolate: a security boundary" : "as secure as that engine on the worker"
-    }); Redis holds the code, context and result in the clear`,
-    enforcesMemoryLimit: remote !== "vm",
+/**
+ * What the queue engine guarantees: what the remote engine guarantees (its
+ * capabilities, as its package declares them), run on a worker process; a
+ * remote engine registered elsewhere is assumed to guarantee nothing.
+ */
+export function queueCapabilities(
+  remote: string,
+  remoteCapabilities: EngineCapabilities | undefined,
+): EngineCapabilities {
+  const base: EngineCapabilities = remoteCapabilities ?? {
+    securityBoundary: false,
+    tier: `the "${remote}" engine, whose guarantees this caller does not know`,
+    enforcesMemoryLimit: false,
     boundsAsyncWork: true,
     streamsLogs: true,
-    abortsRunningCode: remote !== "vm",
+    abortsRunningCode: false,
     measuresCpu: false,
   };
-}
-
-function describe(codec: ReturnType<typeof createHostCodec>, error: unknown): string {
-  if (codec.isNotTransferable(error)) return (error as { message?: string }).message ?? "not transferable";
-  return messageOf(error);
+  return Object.freeze({
+    ...base,
+    streamsLogs: true,
+    tier: `on a queue worker process (through Redis, which holds the code, context and result in the clear): ${base.tier}`,
+  });
 }
 
 function messageOf(error: unknown): string {

@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { engineLoader } from "@suaveplan/sandbox";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { failure, type HostCalls, type SandboxEngine, type SandboxResult } from "@suaveplan/sandbox-core/types";
+import {
+  failure,
+  type HostCalls,
+  type SandboxEngine,
+  type SandboxResult,
+} from "@suaveplan/sandbox-core/types";
 import { type CallReply, createHostCodec } from "@suaveplan/sandbox-guest";
 import { type Job, WaitingError, Worker } from "bullmq";
 import { type Inbox, openRelayInbox } from "./inbox.js";
@@ -10,8 +15,8 @@ import {
   INPUT_TOO_LARGE_TEXT,
   type JobData,
   JobDataSchema,
-  type ToCaller,
   TOOL_INPUT_TOO_LARGE,
+  type ToCaller,
   type ToWorker,
   type WireResult,
 } from "./protocol.js";
@@ -88,7 +93,10 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
   const root = "worker options";
   const input = options as unknown as Record<string, unknown>;
   if (typeof options !== "object" || options === null) {
-    throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, `${root}: must be an object with at least { connection }`);
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `${root}: must be an object with at least { connection }`,
+    );
   }
   refuseUnknownKeys(input, KNOWN, root);
   const address = queueAddress(input, root);
@@ -107,6 +115,8 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
   const drainMs = durationOption(input, "drainTimeout", root, 10_000);
 
   const codec = createHostCodec();
+  // Results keep their Error stacks: they are guest-only (the engine made them) and go to the caller, not a guest.
+  const resultCodec = createHostCodec({ keepStacks: true });
   const running = new Map<string, Running>();
   const engineCache = new Map<string, Promise<SandboxEngine>>();
   const client = address.redis();
@@ -131,9 +141,13 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
     });
   } catch (error) {
     client.disconnect();
-    throw new SandboxError(SANDBOX_CODES.ENGINE_UNAVAILABLE, `Cannot reach the queue's Redis: ${messageOf(error)}`, {
-      cause: error,
-    });
+    throw new SandboxError(
+      SANDBOX_CODES.ENGINE_UNAVAILABLE,
+      `Cannot reach the queue's Redis: ${messageOf(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   const tell = (to: string, message: ToCaller) => inbox.send(to, message).catch(() => false);
 
@@ -156,7 +170,13 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
   const run = async (job: Job<JobData>, token: string | undefined, signal: AbortSignal | undefined) => {
     const parsed = JobDataSchema.safeParse(job.data);
     if (!parsed.success) {
-      return toWire(failure(SANDBOX_CODES.INVALID_OPTIONS, `The job is not a sandbox execution this worker understands (protocol v1)`), codec);
+      return toWire(
+        failure(
+          SANDBOX_CODES.INVALID_OPTIONS,
+          `The job is not a sandbox execution this worker understands (protocol v1)`,
+        ),
+        codec,
+      );
     }
     const data = parsed.data;
     const attempt = token ?? randomUUID();
@@ -183,11 +203,14 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
     const entry: Running = { job, controller, replies: new Map() };
     running.set(data.x, entry);
     // Liveness: the caller's inbox must still be there, or nobody waits for this run.
-    const alive = setInterval(() => {
-      void tell(data.caller, { t: "alive", x: data.x }).then((delivered) => {
-        if (!delivered) controller.abort("the caller is gone");
-      });
-    }, Math.max(50, Math.floor(leaseMs / 3)));
+    const alive = setInterval(
+      () => {
+        void tell(data.caller, { t: "alive", x: data.x }).then((delivered) => {
+          if (!delivered) controller.abort("the caller is gone");
+        });
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
     try {
       await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
       let seq = 0;
@@ -202,28 +225,49 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
               call: async (name, input) => {
                 const n = ++calls;
                 const text =
-                  input === TOOL_INPUT_TOO_LARGE ? INPUT_TOO_LARGE_TEXT : codec.encode(input, "input", Number.MAX_SAFE_INTEGER);
+                  input === TOOL_INPUT_TOO_LARGE
+                    ? INPUT_TOO_LARGE_TEXT
+                    : codec.encode(input, "input", Number.MAX_SAFE_INTEGER);
                 const reply = await new Promise<CallReply>((resolve, reject) => {
                   entry.replies.set(n, resolve);
                   const stop = () => reject(new Error("the execution ended"));
                   controller.signal.addEventListener("abort", stop, { once: true });
-                  void tell(data.caller, { t: "call", x: data.x, a: attempt, w: inbox.address, n, name, input: text });
+                  void tell(data.caller, {
+                    t: "call",
+                    x: data.x,
+                    a: attempt,
+                    w: inbox.address,
+                    n,
+                    name,
+                    input: text,
+                  });
                 });
                 entry.replies.delete(n);
                 if (reply.ok) return codec.decode(reply.text);
-                const { name: errorName, message, tool } = JSON.parse(reply.text) as {
+                const {
+                  name: errorName,
+                  message,
+                  tool,
+                } = JSON.parse(reply.text) as {
                   name: string;
                   message: string;
                   tool?: string;
                 };
-                throw Object.assign(new Error(message), { name: errorName, ...(tool === undefined ? {} : { tool }) });
+                throw Object.assign(new Error(message), {
+                  name: errorName,
+                  ...(tool === undefined ? {} : { tool }),
+                });
               },
             };
       // Registered modules are per sandbox: a job with modules gets an engine of its own, released after it.
       const modules = data.modules.length > 0;
       const engine = modules ? await newEngine(data) : await engineFor(data);
       for (const { name, exports, source } of data.modules) {
-        engine.registerModule({ name, ...(exports === undefined ? {} : { exports }), ...(source === undefined ? {} : { source }) });
+        engine.registerModule({
+          name,
+          ...(exports === undefined ? {} : { exports }),
+          ...(source === undefined ? {} : { source }),
+        });
       }
       let result: SandboxResult;
       try {
@@ -244,7 +288,7 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
         await job.moveToWait(token);
         throw new WaitingError();
       }
-      const wire: WireResult = toWire(result, codec);
+      const wire: WireResult = toWire(result, resultCodec);
       await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
       return wire;
     } finally {
@@ -278,7 +322,8 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
         }, drainMs);
         await drained.catch(() => undefined);
         clearTimeout(stop);
-        for (const engine of engineCache.values()) await engine.then((e) => e.destroy()).catch(() => undefined);
+        for (const engine of engineCache.values())
+          await engine.then((e) => e.destroy()).catch(() => undefined);
         await inbox.close();
         client.disconnect();
       })();

@@ -1,6 +1,6 @@
-import type { createHostCodec } from "@suaveplan/sandbox-guest";
 import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
 import { failure, type SandboxResult } from "@suaveplan/sandbox-core/types";
+import type { createHostCodec } from "@suaveplan/sandbox-guest";
 import type { WireResult } from "./protocol.js";
 
 type Codec = ReturnType<typeof createHostCodec>;
@@ -24,5 +24,8 @@ export function toWire(result: SandboxResult, codec: Codec): WireResult {
 export function fromWire(wire: WireResult, codec: Codec): SandboxResult {
   if (!wire.success) return wire as SandboxResult;
   const { resultText, ...rest } = wire;
-  return { ...rest, result: resultText === undefined ? undefined : codec.decode(resultText) } as SandboxResult;
+  return {
+    ...rest,
+    result: resultText === undefined ? undefined : codec.decode(resultText),
+  } as SandboxResult;
 }

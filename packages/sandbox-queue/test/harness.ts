@@ -17,7 +17,9 @@ export interface WorkerProcess {
 }
 
 export async function startWorkerProcess(options: SandboxWorkerOptions): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [WORKER, JSON.stringify(options)], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [WORKER, JSON.stringify(options)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout?.on("data", (d: Buffer) => {
     output += d.toString();

@@ -4,14 +4,19 @@ import { hasRedisServer, type RedisServer, startRedisServer } from "../src/testi
 import { startWorkerProcess, type WorkerProcess } from "./harness.js";
 
 const redisMissing = !hasRedisServer();
-if (redisMissing && process.env.CI) throw new Error("redis-server is required in CI (apt-get install -y redis-server)");
+if (redisMissing && process.env.CI)
+  throw new Error("redis-server is required in CI (apt-get install -y redis-server)");
 
 describe.skipIf(redisMissing)("the queue engine against a real redis-server and a worker process", () => {
   let redis: RedisServer;
   let worker: WorkerProcess;
   beforeAll(async () => {
     redis = await startRedisServer();
-    worker = await startWorkerProcess({ connection: redis.url, queue: "basics", engines: ["isolate", "worker"] });
+    worker = await startWorkerProcess({
+      connection: redis.url,
+      queue: "basics",
+      engines: ["isolate", "worker"],
+    });
   });
   afterAll(async () => {
     await worker?.terminate();
@@ -51,9 +56,14 @@ describe.skipIf(redisMissing)("the queue engine against a real redis-server and 
       },
     );
     try {
-      const result = await sandbox.execute("const x = await tools.add({ a: 2, b: 3 }); await tools.add({ a: x, b: 10 })");
+      const result = await sandbox.execute(
+        "const x = await tools.add({ a: 2, b: 3 }); await tools.add({ a: x, b: 10 })",
+      );
       expect(result).toMatchObject({ success: true, result: 15 });
-      expect(ran).toEqual([{ a: 2, b: 3 }, { a: 5, b: 10 }]);
+      expect(ran).toEqual([
+        { a: 2, b: 3 },
+        { a: 5, b: 10 },
+      ]);
     } finally {
       await sandbox.destroy();
     }

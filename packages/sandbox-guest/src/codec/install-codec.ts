@@ -1215,9 +1215,12 @@ export function installCodec(kit: KernelKit): void {
  * The codec in the host realm: the same {@link installCodec} the guest runs, installed on a fresh
  * object here, so host values are encoded and decoded with host-realm intrinsics.
  */
-export function createHostCodec(): Pick<KernelKit, "encode" | "decode" | "isNotTransferable"> {
-  // What the host encodes goes to a guest: Error values cross with an empty stack.
-  const kit = { withoutStacks: true } as KernelKit;
+export function createHostCodec(
+  options: { keepStacks?: boolean } = {},
+): Pick<KernelKit, "encode" | "decode" | "isNotTransferable"> {
+  // What the host encodes goes to a guest: Error values cross with an empty stack. `keepStacks` is for
+  // host-to-host copies of guest values (a result relayed from a worker), whose stacks are guest-only already.
+  const kit = { withoutStacks: options.keepStacks !== true } as KernelKit;
   installCodec(kit);
   return Object.freeze({ encode: kit.encode, decode: kit.decode, isNotTransferable: kit.isNotTransferable });
 }

@@ -2,8 +2,8 @@ export {
   type EngineFactory,
   type EngineLoader,
   type EngineSettings,
-  registerEngine,
   engineLoader,
+  registerEngine,
   registeredEngines,
   unregisterEngine,
 } from "./engine-registry.js";
