@@ -8,6 +8,7 @@ import {
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import { type CallReply, createHostCodec } from "@suaveplan/sandbox-guest";
+import { createToolRunner, normaliseTools, type ToolSet } from "@suaveplan/sandbox-tools";
 import { type Job, WaitingError, Worker } from "bullmq";
 import { type Inbox, openRelayInbox } from "./inbox.js";
 import { countOption, durationOption, queueAddress, refuseUnknownKeys, vmLockProblem } from "./options.js";
@@ -42,6 +43,15 @@ export interface SandboxWorkerOptions {
   lease?: number | string;
   /** On `close()`: how long running jobs may finish before they are stopped and handed back to the queue. Default `"10s"`. */
   drainTimeout?: number | string;
+  /**
+   * Tools that run here, on the worker (opt-in, for detached runs: e.g. a
+   * `loadToolModule` file). Guests see them beside the caller's; a name on
+   * both sides refuses the job with `SANDBOX_INVALID_CONFIG`. Unlike the
+   * caller's tools they have no journal across workers: a call in flight when
+   * this worker dies runs again on the next one (handlers get a stable call
+   * id, `<executionId>#<n>`, for idempotency).
+   */
+  tools?: ToolSet;
 }
 
 const KNOWN = [
@@ -54,6 +64,7 @@ const KNOWN = [
   "stalledInterval",
   "lease",
   "drainTimeout",
+  "tools",
 ] as const;
 
 /** A running worker. */
@@ -72,6 +83,8 @@ export interface SandboxWorker {
 
 /** Why an execution's guest is being stopped. */
 const SHUTDOWN = "the worker is shutting down";
+/** The job's lock could not be renewed: it is not this worker's any more (another took it over, or Redis lost it). */
+const LOCK_LOST = "the job's lock is lost";
 
 interface Running {
   job: Job<JobData>;
@@ -113,6 +126,7 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
   const stalledInterval = durationOption(input, "stalledInterval", root, 30_000);
   const leaseMs = durationOption(input, "lease", root, 10_000);
   const drainMs = durationOption(input, "drainTimeout", root, 10_000);
+  const workerTools = normaliseTools(options.tools, "config");
 
   const codec = createHostCodec();
   // Results keep their Error stacks: they are guest-only (the engine made them) and go to the caller, not a guest.
@@ -197,6 +211,19 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
       await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
       return wire;
     }
+    const both = data.tools.filter((name) => workerTools.names.includes(name));
+    if (both.length > 0) {
+      const wire = toWire(
+        failure(
+          SANDBOX_CODES.INVALID_CONFIG,
+          `tools ${both.map((n) => `"${n}"`).join(", ")}: defined both by the caller and on this worker; rename one side`,
+        ),
+        codec,
+      );
+      await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
+      await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
+      return wire;
+    }
     const controller = new AbortController();
     const onSignal = () => controller.abort(signal?.reason ?? "cancelled");
     signal?.addEventListener("abort", onSignal, { once: true });
@@ -215,48 +242,55 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
       await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
       let seq = 0;
       let calls = 0;
+      // Worker-side tools run through the same runner the facade uses (validation, limits, a journal per run).
+      const local =
+        workerTools.names.length === 0
+          ? undefined
+          : createToolRunner({ tools: workerTools, signal: controller.signal });
+      const relay = async (n: number, name: string, input: unknown): Promise<unknown> => {
+        const text =
+          input === TOOL_INPUT_TOO_LARGE
+            ? INPUT_TOO_LARGE_TEXT
+            : codec.encode(input, "input", Number.MAX_SAFE_INTEGER);
+        const reply = await new Promise<CallReply>((resolve, reject) => {
+          const stop = () => reject(new Error("the execution ended"));
+          controller.signal.addEventListener("abort", stop, { once: true });
+          entry.replies.set(n, (answer) => {
+            controller.signal.removeEventListener("abort", stop);
+            resolve(answer);
+          });
+          void tell(data.caller, {
+            t: "call",
+            x: data.x,
+            a: attempt,
+            w: inbox.address,
+            n,
+            name,
+            input: text,
+          });
+        });
+        entry.replies.delete(n);
+        if (reply.ok) return codec.decode(reply.text);
+        const failed = JSON.parse(reply.text) as { name: string; message: string; tool?: string };
+        throw Object.assign(new Error(failed.message), {
+          name: failed.name,
+          ...(failed.tool === undefined ? {} : { tool: failed.tool }),
+        });
+      };
+      const names = [...data.tools, ...workerTools.names];
       const hostCalls: HostCalls | undefined =
-        data.tools.length === 0
+        names.length === 0
           ? undefined
           : {
-              names: data.tools,
+              names,
               ...(data.maxCallBytes === undefined ? {} : { maxCallBytes: data.maxCallBytes }),
               ...(data.maxReplyBytes === undefined ? {} : { maxReplyBytes: data.maxReplyBytes }),
-              call: async (name, input) => {
+              // One numbering for both kinds of call: the n-th call of a replay has the n-th call's id.
+              call: (name, input) => {
                 const n = ++calls;
-                const text =
-                  input === TOOL_INPUT_TOO_LARGE
-                    ? INPUT_TOO_LARGE_TEXT
-                    : codec.encode(input, "input", Number.MAX_SAFE_INTEGER);
-                const reply = await new Promise<CallReply>((resolve, reject) => {
-                  entry.replies.set(n, resolve);
-                  const stop = () => reject(new Error("the execution ended"));
-                  controller.signal.addEventListener("abort", stop, { once: true });
-                  void tell(data.caller, {
-                    t: "call",
-                    x: data.x,
-                    a: attempt,
-                    w: inbox.address,
-                    n,
-                    name,
-                    input: text,
-                  });
-                });
-                entry.replies.delete(n);
-                if (reply.ok) return codec.decode(reply.text);
-                const {
-                  name: errorName,
-                  message,
-                  tool,
-                } = JSON.parse(reply.text) as {
-                  name: string;
-                  message: string;
-                  tool?: string;
-                };
-                throw Object.assign(new Error(message), {
-                  name: errorName,
-                  ...(tool === undefined ? {} : { tool }),
-                });
+                return local !== undefined && !data.tools.includes(name)
+                  ? local.call(name, input, `${data.x}#${n}`)
+                  : relay(n, name, input);
               },
             };
       // Registered modules are per sandbox: a job with modules gets an engine of its own, released after it.
@@ -281,12 +315,18 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
           ...(hostCalls === undefined ? {} : { hostCalls }),
         });
       } finally {
+        local?.abortAll("the execution ended");
+        local?.close();
         if (modules) await engine.destroy();
       }
       if (controller.signal.reason === SHUTDOWN && token !== undefined) {
         // Stopped by close(): hand the job back, so another worker runs it (its tool calls replay from the caller's journal).
         await job.moveToWait(token);
         throw new WaitingError();
+      }
+      if (controller.signal.reason === LOCK_LOST) {
+        // Nobody waits for this run: the caller hears from the worker that took the job over, or finds it gone (SANDBOX_DISPATCH_LOST).
+        throw new Error(LOCK_LOST);
       }
       const wire: WireResult = toWire(result, resultCodec);
       await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
@@ -307,6 +347,10 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
     maxStalledCount: 1,
   });
   worker.on("error", () => undefined);
+  // A job whose lock is lost is not this worker's any more: stop its guest, so the slot serves the next job.
+  worker.on("lockRenewalFailed", (jobIds: string[]) => {
+    for (const id of jobIds) running.get(id)?.controller.abort(LOCK_LOST);
+  });
 
   let closing: Promise<void> | undefined;
   return {

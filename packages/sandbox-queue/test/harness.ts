@@ -16,7 +16,9 @@ export interface WorkerProcess {
   terminate(): Promise<number | null>;
 }
 
-export async function startWorkerProcess(options: SandboxWorkerOptions): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  options: SandboxWorkerOptions & { toolsModule?: string },
+): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [WORKER, JSON.stringify(options)], {
     stdio: ["ignore", "pipe", "pipe"],
   });

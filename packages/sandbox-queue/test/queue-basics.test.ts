@@ -1,5 +1,9 @@
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createQueueSandbox } from "../src/index.js";
+
+declare const tools: { callerPid(input: object): Promise<number>; whereAmI(input: object): Promise<unknown> };
+
 import { hasRedisServer, type RedisServer, startRedisServer } from "../src/testing/redis-server.js";
 import { startWorkerProcess, type WorkerProcess } from "./harness.js";
 
@@ -10,16 +14,21 @@ if (redisMissing && process.env.CI)
 describe.skipIf(redisMissing)("the queue engine against a real redis-server and a worker process", () => {
   let redis: RedisServer;
   let worker: WorkerProcess;
+  let toolWorker: WorkerProcess;
   beforeAll(async () => {
     redis = await startRedisServer();
-    worker = await startWorkerProcess({
-      connection: redis.url,
-      queue: "basics",
-      engines: ["isolate", "worker"],
-    });
+    [worker, toolWorker] = await Promise.all([
+      startWorkerProcess({ connection: redis.url, queue: "basics", engines: ["isolate", "worker"] }),
+      startWorkerProcess({
+        connection: redis.url,
+        queue: "worker-tools",
+        engines: ["worker"],
+        toolsModule: fileURLToPath(new URL("./fixtures/worker-tools.mjs", import.meta.url)),
+      }),
+    ]);
   });
   afterAll(async () => {
-    await worker?.terminate();
+    await Promise.all([worker?.terminate(), toolWorker?.terminate()]);
     await redis?.stop();
   });
 
@@ -64,6 +73,57 @@ describe.skipIf(redisMissing)("the queue engine against a real redis-server and 
         { a: 2, b: 3 },
         { a: 5, b: 10 },
       ]);
+    } finally {
+      await sandbox.destroy();
+    }
+  });
+
+  it("runs worker-side tools on the worker and caller tools in the caller, numbered as one sequence of calls", async () => {
+    const sandbox = createQueueSandbox(
+      { connection: redis.url, queue: "worker-tools", remoteEngine: "worker" },
+      {
+        timeout: "5s",
+        tools: {
+          callerPid: {
+            description: "The caller's pid",
+            inputSchema: { type: "object", properties: {} },
+            execute: async () => process.pid,
+          },
+        },
+      },
+    );
+    try {
+      const result = await sandbox.executeFunction(
+        async () => [await tools.callerPid({}), await tools.whereAmI({})],
+        [],
+        { executionId: "mixed-1" },
+      );
+      expect(result).toMatchObject({
+        success: true,
+        result: [process.pid, { pid: toolWorker.child.pid, id: "mixed-1#2" }],
+      });
+    } finally {
+      await sandbox.destroy();
+    }
+  });
+
+  it("refuses a job whose caller defines a tool the worker defines too, naming it", async () => {
+    const sandbox = createQueueSandbox(
+      { connection: redis.url, queue: "worker-tools", remoteEngine: "worker", dispatchTimeout: "3s" },
+      {
+        timeout: "5s",
+        tools: {
+          whereAmI: { description: "x", inputSchema: { type: "object" }, execute: async () => "caller" },
+        },
+      },
+    );
+    try {
+      const result = await sandbox.execute("await tools.whereAmI({})");
+      expect({ code: result.errorCode, error: result.error }).toEqual({
+        code: "SANDBOX_INVALID_CONFIG",
+        error:
+          'tools "whereAmI": defined both by the caller and on this worker; rename one side (SANDBOX_INVALID_CONFIG)',
+      });
     } finally {
       await sandbox.destroy();
     }
