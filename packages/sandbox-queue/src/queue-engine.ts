@@ -21,7 +21,7 @@ import {
 } from "@suaveplan/sandbox-guest";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { type Inbox, openRelayInbox } from "./inbox.js";
+import { INBOX_TRANSPORTS, type Inbox, type InboxTransport, openInbox } from "./inbox.js";
 import {
   countOption,
   durationOption,
@@ -59,6 +59,8 @@ export interface QueueEngineOptions {
   lockDuration?: number | string;
   /** How long finished jobs (and so their results, for a repeated execution id) stay in Redis. Default `"1h"`. */
   keepResults?: number | string;
+  /** How inbox messages travel: `"relay"` (BullMQ's Relay, default) or `"queues"` (plain BullMQ queues); workers must use the same. */
+  transport?: InboxTransport;
 }
 
 const KNOWN = [
@@ -74,6 +76,7 @@ const KNOWN = [
   "lostAfter",
   "lockDuration",
   "keepResults",
+  "transport",
 ] as const;
 
 interface Settings {
@@ -87,6 +90,7 @@ interface Settings {
   lostAfter: number;
   lockDuration: number;
   keepSeconds: number;
+  transport: InboxTransport;
 }
 
 function settingsOf(options: Record<string, unknown>): Settings {
@@ -121,7 +125,20 @@ function settingsOf(options: Record<string, unknown>): Settings {
     lostAfter: durationOption(options, "lostAfter", root, 60_000),
     lockDuration: durationOption(options, "lockDuration", root, 30_000),
     keepSeconds: Math.ceil(durationOption(options, "keepResults", root, 3_600_000) / 1000),
+    transport: transportOption(options, root),
   };
+}
+
+/** The `transport` option, checked. */
+export function transportOption(options: Record<string, unknown>, root: string): InboxTransport {
+  const transport = options.transport ?? "relay";
+  if (!INBOX_TRANSPORTS.includes(transport as InboxTransport)) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `${root}.transport: must be "relay" or "queues" (got ${JSON.stringify(transport)})`,
+    );
+  }
+  return transport as InboxTransport;
 }
 
 /** One journal entry: a tool call the caller answered, kept to answer a replay the same way. */
@@ -482,7 +499,7 @@ export class QueueEngine implements SandboxEngine {
       try {
         const queue = new Queue(address.queue, { connection: client, prefix: address.prefix });
         queue.on("error", () => undefined);
-        const inbox = await openRelayInbox({
+        const inbox = await openInbox(this.settings.transport, {
           client,
           prefix: address.prefix,
           namespace: address.queue,

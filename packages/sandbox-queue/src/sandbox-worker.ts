@@ -10,7 +10,7 @@ import {
 import { type CallReply, createHostCodec } from "@suaveplan/sandbox-guest";
 import { createToolRunner, normaliseTools, type ToolSet } from "@suaveplan/sandbox-tools";
 import { type Job, WaitingError, Worker } from "bullmq";
-import { type Inbox, openRelayInbox } from "./inbox.js";
+import { type Inbox, type InboxTransport, openInbox, transportOf } from "./inbox.js";
 import { countOption, durationOption, queueAddress, refuseUnknownKeys, vmLockProblem } from "./options.js";
 import {
   INPUT_TOO_LARGE_TEXT,
@@ -21,6 +21,7 @@ import {
   type ToWorker,
   type WireResult,
 } from "./protocol.js";
+import { transportOption } from "./queue-engine.js";
 import { toWire } from "./wire-result.js";
 
 /** Options of {@link startSandboxWorker}. */
@@ -52,6 +53,8 @@ export interface SandboxWorkerOptions {
    * id, `<executionId>#<n>`, for idempotency).
    */
   tools?: ToolSet;
+  /** How inbox messages travel: `"relay"` (default) or `"queues"`; callers must use the same. */
+  transport?: InboxTransport;
 }
 
 const KNOWN = [
@@ -65,6 +68,7 @@ const KNOWN = [
   "lease",
   "drainTimeout",
   "tools",
+  "transport",
 ] as const;
 
 /** A running worker. */
@@ -127,6 +131,7 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
   const leaseMs = durationOption(input, "lease", root, 10_000);
   const drainMs = durationOption(input, "drainTimeout", root, 10_000);
   const workerTools = normaliseTools(options.tools, "config");
+  const transport = transportOption(input, root);
 
   const codec = createHostCodec();
   // Results keep their Error stacks: they are guest-only (the engine made them) and go to the caller, not a guest.
@@ -145,7 +150,7 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
   };
   let inbox: Inbox;
   try {
-    inbox = await openRelayInbox({
+    inbox = await openInbox(transport, {
       client,
       prefix: address.prefix,
       namespace: address.queue,
@@ -194,6 +199,16 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
     }
     const data = parsed.data;
     const attempt = token ?? randomUUID();
+    if (transportOf(data.caller) !== transport) {
+      // The caller's inbox is on the other transport: nothing can reach it, not even this refusal.
+      return toWire(
+        failure(
+          SANDBOX_CODES.INVALID_CONFIG,
+          `The caller's inbox uses transport "${transportOf(data.caller)}" and this worker "${transport}"; give both the same transport`,
+        ),
+        codec,
+      );
+    }
     if (!engines.includes(data.engine)) {
       const refused = failure(
         SANDBOX_CODES.ENGINE_UNAVAILABLE,

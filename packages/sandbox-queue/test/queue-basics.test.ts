@@ -11,121 +11,162 @@ const redisMissing = !hasRedisServer();
 if (redisMissing && process.env.CI)
   throw new Error("redis-server is required in CI (apt-get install -y redis-server)");
 
-describe.skipIf(redisMissing)("the queue engine against a real redis-server and a worker process", () => {
-  let redis: RedisServer;
-  let worker: WorkerProcess;
-  let toolWorker: WorkerProcess;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    [worker, toolWorker] = await Promise.all([
-      startWorkerProcess({ connection: redis.url, queue: "basics", engines: ["isolate", "worker"] }),
-      startWorkerProcess({
-        connection: redis.url,
-        queue: "worker-tools",
-        engines: ["worker"],
-        toolsModule: fileURLToPath(new URL("./fixtures/worker-tools.mjs", import.meta.url)),
-      }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all([worker?.terminate(), toolWorker?.terminate()]);
-    await redis?.stop();
-  });
+// Every row on both inbox transports: the Relay and the plain-queue fallback.
+describe.skipIf(redisMissing).each(["relay", "queues"] as const)(
+  "the queue engine (%s inboxes) against a real redis-server and a worker process",
+  (transport) => {
+    let redis: RedisServer;
+    let worker: WorkerProcess;
+    let toolWorker: WorkerProcess;
+    beforeAll(async () => {
+      redis = await startRedisServer();
+      [worker, toolWorker] = await Promise.all([
+        startWorkerProcess({
+          connection: redis.url,
+          queue: "basics",
+          engines: ["isolate", "worker"],
+          transport,
+        }),
+        startWorkerProcess({
+          connection: redis.url,
+          queue: "worker-tools",
+          engines: ["worker"],
+          transport,
+          toolsModule: fileURLToPath(new URL("./fixtures/worker-tools.mjs", import.meta.url)),
+        }),
+      ]);
+    });
+    afterAll(async () => {
+      await Promise.all([worker?.terminate(), toolWorker?.terminate()]);
+      await redis?.stop();
+    });
 
-  it("runs 2 + 3 remotely and the result comes back as a local one would", async () => {
-    const sandbox = createQueueSandbox({ connection: redis.url, queue: "basics" }, { timeout: "5s" });
-    try {
-      const result = await sandbox.execute("console.log('hi'); new Map([[1, new Date(0)]])");
-      expect(result).toMatchObject({
-        success: true,
-        result: new Map([[1, new Date(0)]]),
-        logs: [{ level: "log", message: "hi" }],
-      });
-    } finally {
-      await sandbox.destroy();
-    }
-  });
+    it("runs 2 + 3 remotely and the result comes back as a local one would", async () => {
+      const sandbox = createQueueSandbox(
+        { connection: redis.url, queue: "basics", transport },
+        { timeout: "5s" },
+      );
+      try {
+        const result = await sandbox.execute("console.log('hi'); new Map([[1, new Date(0)]])");
+        expect(result).toMatchObject({
+          success: true,
+          result: new Map([[1, new Date(0)]]),
+          logs: [{ level: "log", message: "hi" }],
+        });
+      } finally {
+        await sandbox.destroy();
+      }
+    });
 
-  it("answers tool calls in the caller: the tool runs here, once per call", async () => {
-    const ran: unknown[] = [];
-    const sandbox = createQueueSandbox(
-      { connection: redis.url, queue: "basics" },
-      {
-        timeout: "5s",
-        tools: {
-          add: {
-            description: "adds",
-            inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
-            execute: async (input: { a: number; b: number }) => {
-              ran.push(input);
-              return input.a + input.b;
+    it("answers tool calls in the caller: the tool runs here, once per call", async () => {
+      const ran: unknown[] = [];
+      const sandbox = createQueueSandbox(
+        { connection: redis.url, queue: "basics", transport },
+        {
+          timeout: "5s",
+          tools: {
+            add: {
+              description: "adds",
+              inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
+              execute: async (input: { a: number; b: number }) => {
+                ran.push(input);
+                return input.a + input.b;
+              },
             },
           },
         },
-      },
-    );
-    try {
-      const result = await sandbox.execute(
-        "const x = await tools.add({ a: 2, b: 3 }); await tools.add({ a: x, b: 10 })",
       );
-      expect(result).toMatchObject({ success: true, result: 15 });
-      expect(ran).toEqual([
-        { a: 2, b: 3 },
-        { a: 5, b: 10 },
-      ]);
-    } finally {
-      await sandbox.destroy();
-    }
-  });
+      try {
+        const result = await sandbox.execute(
+          "const x = await tools.add({ a: 2, b: 3 }); await tools.add({ a: x, b: 10 })",
+        );
+        expect(result).toMatchObject({ success: true, result: 15 });
+        expect(ran).toEqual([
+          { a: 2, b: 3 },
+          { a: 5, b: 10 },
+        ]);
+      } finally {
+        await sandbox.destroy();
+      }
+    });
 
-  it("runs worker-side tools on the worker and caller tools in the caller, numbered as one sequence of calls", async () => {
-    const sandbox = createQueueSandbox(
-      { connection: redis.url, queue: "worker-tools", remoteEngine: "worker" },
-      {
-        timeout: "5s",
-        tools: {
-          callerPid: {
-            description: "The caller's pid",
-            inputSchema: { type: "object", properties: {} },
-            execute: async () => process.pid,
+    it("runs worker-side tools on the worker and caller tools in the caller, numbered as one sequence of calls", async () => {
+      const sandbox = createQueueSandbox(
+        { connection: redis.url, queue: "worker-tools", remoteEngine: "worker", transport },
+        {
+          timeout: "5s",
+          tools: {
+            callerPid: {
+              description: "The caller's pid",
+              inputSchema: { type: "object", properties: {} },
+              execute: async () => process.pid,
+            },
           },
         },
-      },
-    );
-    try {
-      const result = await sandbox.executeFunction(
-        async () => [await tools.callerPid({}), await tools.whereAmI({})],
-        [],
-        { executionId: "mixed-1" },
       );
-      expect(result).toMatchObject({
-        success: true,
-        result: [process.pid, { pid: toolWorker.child.pid, id: "mixed-1#2" }],
-      });
-    } finally {
-      await sandbox.destroy();
-    }
-  });
+      try {
+        const result = await sandbox.executeFunction(
+          async () => [await tools.callerPid({}), await tools.whereAmI({})],
+          [],
+          { executionId: `mixed-${transport}` },
+        );
+        expect(result).toMatchObject({
+          success: true,
+          result: [process.pid, { pid: toolWorker.child.pid, id: `mixed-${transport}#2` }],
+        });
+      } finally {
+        await sandbox.destroy();
+      }
+    });
 
-  it("refuses a job whose caller defines a tool the worker defines too, naming it", async () => {
-    const sandbox = createQueueSandbox(
-      { connection: redis.url, queue: "worker-tools", remoteEngine: "worker", dispatchTimeout: "3s" },
-      {
-        timeout: "5s",
-        tools: {
-          whereAmI: { description: "x", inputSchema: { type: "object" }, execute: async () => "caller" },
+    it("refuses a job whose caller defines a tool the worker defines too, naming it", async () => {
+      const sandbox = createQueueSandbox(
+        { connection: redis.url, queue: "worker-tools", remoteEngine: "worker", transport },
+        {
+          timeout: "5s",
+          tools: {
+            whereAmI: { description: "x", inputSchema: { type: "object" }, execute: async () => "caller" },
+          },
         },
-      },
+      );
+      try {
+        const result = await sandbox.execute("await tools.whereAmI({})");
+        expect({ code: result.errorCode, error: result.error }).toEqual({
+          code: "SANDBOX_INVALID_CONFIG",
+          error:
+            'tools "whereAmI": defined both by the caller and on this worker; rename one side (SANDBOX_INVALID_CONFIG)',
+        });
+      } finally {
+        await sandbox.destroy();
+      }
+    });
+  },
+);
+
+describe.skipIf(redisMissing)("inbox transports", () => {
+  it("a worker on the other transport refuses the job, naming both, and the caller still gets the result", async () => {
+    const redis = await startRedisServer();
+    const worker = await startWorkerProcess({
+      connection: redis.url,
+      queue: "mixed",
+      engines: ["worker"],
+      transport: "queues",
+    });
+    const sandbox = createQueueSandbox(
+      { connection: redis.url, queue: "mixed", remoteEngine: "worker", pollInterval: "100ms" },
+      { timeout: "5s" },
     );
     try {
-      const result = await sandbox.execute("await tools.whereAmI({})");
+      const result = await sandbox.execute("1");
       expect({ code: result.errorCode, error: result.error }).toEqual({
         code: "SANDBOX_INVALID_CONFIG",
         error:
-          'tools "whereAmI": defined both by the caller and on this worker; rename one side (SANDBOX_INVALID_CONFIG)',
+          'The caller\'s inbox uses transport "relay" and this worker "queues"; give both the same transport (SANDBOX_INVALID_CONFIG)',
       });
     } finally {
       await sandbox.destroy();
+      await worker.terminate();
+      await redis.stop();
     }
   });
 });
