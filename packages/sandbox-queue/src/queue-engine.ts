@@ -191,6 +191,7 @@ export class QueueEngine implements SandboxEngine {
   /** Decodes what workers send: guest values whose Error stacks are guest-only already. */
   private readonly resultCodec = createHostCodec({ keepStacks: true });
   private shared: Promise<Shared> | undefined;
+  private client: Redis | undefined;
   private destroyed: Promise<void> | undefined;
 
   constructor(
@@ -236,11 +237,17 @@ export class QueueEngine implements SandboxEngine {
         : `context: could not be copied (${messageOf(error)})`;
       return failure(SANDBOX_CODES.INVALID_OPTIONS, why);
     }
-    let shared: Shared;
+    let shared: Shared | undefined;
     try {
-      shared = await this.connect();
+      shared = await bounded(this.connect(), this.settings.dispatchTimeout, undefined);
     } catch (error) {
       return failure(SANDBOX_CODES.ENGINE_UNAVAILABLE, `Cannot reach the queue's Redis: ${messageOf(error)}`);
+    }
+    if (shared === undefined) {
+      return failure(
+        SANDBOX_CODES.ENGINE_UNAVAILABLE,
+        `Cannot reach the queue's Redis within dispatchTimeout (${this.settings.dispatchTimeout} ms)`,
+      );
     }
     const { settings } = this;
     if (Number.isFinite(settings.maxWaiting)) {
@@ -300,6 +307,8 @@ export class QueueEngine implements SandboxEngine {
   }
 
   private async submit(shared: Shared, pending: Pending, data: JobData, nonce: string): Promise<void> {
+    // Armed before the add: a Redis that stopped answering must not hold the caller past dispatchTimeout.
+    this.arm(pending, this.settings.dispatchTimeout, () => void this.dispatchTimedOut(pending));
     try {
       await shared.queue.add("run", data, {
         jobId: pending.x,
@@ -319,12 +328,11 @@ export class QueueEngine implements SandboxEngine {
       return;
     }
     if (pending.follower) {
+      clearTimeout(pending.timer);
       this.followers.add(pending);
       pending.deadline =
         Date.now() + this.settings.dispatchTimeout + this.limits.timeout + this.settings.lostAfter;
-      return;
     }
-    this.arm(pending, this.settings.dispatchTimeout, () => void this.dispatchTimedOut(pending));
   }
 
   /** Executions following another submission of the same id: only polled. */
@@ -339,15 +347,24 @@ export class QueueEngine implements SandboxEngine {
   private async dispatchTimedOut(pending: Pending): Promise<void> {
     if (pending.settled || pending.attempt !== undefined) return;
     const shared = await this.shared;
-    const removed = shared === undefined ? 0 : await shared.queue.remove(pending.x).catch(() => 0);
-    if (removed === 1 || pending.attempt === undefined) {
-      pending.settle(
-        failure(
-          SANDBOX_CODES.DISPATCH_TIMEOUT,
-          `No worker took the job within ${this.settings.dispatchTimeout} ms (queue ${JSON.stringify(this.settings.address.queue)}); start workers or raise dispatchTimeout`,
-        ),
-      );
+    // A job a worker just took cannot be removed (it is locked): then wait for it as for any started job.
+    const removed = shared === undefined ? -1 : await bounded(shared.queue.remove(pending.x), 1000, -1);
+    if (pending.settled || pending.attempt !== undefined) return;
+    if (removed !== 1 && shared !== undefined) {
+      const state = await bounded(shared.queue.getJobState(pending.x), 1000, "unreachable");
+      if (state === "active" || state === "completed") {
+        this.arm(pending, this.limits.timeout + this.settings.lostAfter, () =>
+          this.lost(pending, "A worker took the job as its dispatch time ran out but gave no result in time"),
+        );
+        return;
+      }
     }
+    pending.settle(
+      failure(
+        SANDBOX_CODES.DISPATCH_TIMEOUT,
+        `No worker took the job within ${this.settings.dispatchTimeout} ms (queue ${JSON.stringify(this.settings.address.queue)}); start workers or raise dispatchTimeout`,
+      ),
+    );
   }
 
   private lost(pending: Pending, why: string): void {
@@ -495,6 +512,7 @@ export class QueueEngine implements SandboxEngine {
     this.shared ??= (async () => {
       const { address, leaseMs, pollMs } = this.settings;
       const client = address.redis();
+      this.client = client;
       client.on("error", () => undefined); // reconnects on its own; a pending execution is bounded by its deadline
       try {
         const queue = new Queue(address.queue, { connection: client, prefix: address.prefix });
@@ -564,8 +582,12 @@ export class QueueEngine implements SandboxEngine {
       for (const pending of [...this.pending.values(), ...this.followers]) {
         pending.settle(failure(SANDBOX_CODES.ENGINE_DISPOSED, "The sandbox was destroyed while the job ran"));
       }
-      const shared = await this.shared?.catch(() => undefined);
-      if (shared === undefined) return;
+      // A Redis that never answered leaves `shared` pending: its client is closed all the same.
+      const shared = this.shared === undefined ? undefined : await bounded(this.shared, 1000, undefined);
+      if (shared === undefined) {
+        this.client?.disconnect();
+        return;
+      }
       clearInterval(shared.poller);
       await shared.inbox.close();
       await shared.queue.close().catch(() => undefined);
@@ -598,6 +620,15 @@ export function queueCapabilities(
     streamsLogs: true,
     tier: `on a queue worker process (through Redis, which holds the code, context and result in the clear): ${base.tier}`,
   });
+}
+
+/** `promise`'s value, or `fallback` when it rejects or takes longer than `ms` (Redis unreachable). */
+function bounded<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<F>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  return Promise.race([promise.catch(() => fallback), late]).finally(() => clearTimeout(timer));
 }
 
 function messageOf(error: unknown): string {

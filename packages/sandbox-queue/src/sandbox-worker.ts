@@ -247,9 +247,13 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
     // Liveness: the caller's inbox must still be there, or nobody waits for this run.
     const alive = setInterval(
       () => {
-        void tell(data.caller, { t: "alive", x: data.x }).then((delivered) => {
-          if (!delivered) controller.abort("the caller is gone");
-        });
+        // Only a delivery to nobody means the caller is gone; Redis being unreachable says nothing about it.
+        inbox.send(data.caller, { t: "alive", x: data.x } satisfies ToCaller).then(
+          (delivered) => {
+            if (!delivered) controller.abort("the caller is gone");
+          },
+          () => undefined,
+        );
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );

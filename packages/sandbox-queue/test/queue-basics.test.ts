@@ -170,3 +170,22 @@ describe.skipIf(redisMissing)("inbox transports", () => {
     }
   });
 });
+
+describe("an unreachable Redis", () => {
+  it("resolves SANDBOX_ENGINE_UNAVAILABLE within dispatchTimeout, and destroy() does not wait for it", async () => {
+    const sandbox = createQueueSandbox(
+      { connection: "unix:///nonexistent/redis.sock", dispatchTimeout: "500ms" },
+      { timeout: "2s" },
+    );
+    const started = performance.now();
+    const result = await sandbox.execute("1");
+    const resolvedMs = performance.now() - started;
+    await sandbox.destroy();
+    expect({ code: result.errorCode, error: result.error, prompt: resolvedMs < 2000 }).toEqual({
+      code: "SANDBOX_ENGINE_UNAVAILABLE",
+      error: "Cannot reach the queue's Redis within dispatchTimeout (500 ms) (SANDBOX_ENGINE_UNAVAILABLE)",
+      prompt: true,
+    });
+    expect(performance.now() - started).toBeLessThan(4000);
+  });
+});
