@@ -158,6 +158,8 @@ interface Pending {
   worker?: string;
   cancelled: boolean;
   settled: boolean;
+  /** The job is in Redis: until then the poller must not take its absence for a loss. */
+  queued: boolean;
   hostCalls?: HostCalls;
   onLog?: (entry: LogEntry) => void;
   /** Log lines delivered to `onLog`: a replay's first lines are not delivered again. */
@@ -284,6 +286,7 @@ export class QueueEngine implements SandboxEngine {
         follower: false,
         cancelled: false,
         settled: false,
+        queued: false,
         ...(opts.hostCalls === undefined ? {} : { hostCalls: opts.hostCalls }),
         ...(opts.onLog === undefined ? {} : { onLog: opts.onLog }),
         logsDelivered: 0,
@@ -315,6 +318,7 @@ export class QueueEngine implements SandboxEngine {
         removeOnComplete: { age: this.settings.keepSeconds },
         removeOnFail: { age: this.settings.keepSeconds },
       });
+      pending.queued = true;
       if (!pending.follower) {
         // An existing job with this id (from another caller, or an earlier run) keeps its data: follow it.
         const stored = await shared.queue.getJob(pending.x);
@@ -347,12 +351,19 @@ export class QueueEngine implements SandboxEngine {
   private async dispatchTimedOut(pending: Pending): Promise<void> {
     if (pending.settled || pending.attempt !== undefined) return;
     const shared = await this.shared;
+    // Being removed here: the poller must not report its absence as SANDBOX_DISPATCH_LOST meanwhile.
+    pending.queued = false;
     // A job a worker just took cannot be removed (it is locked): then wait for it as for any started job.
     const removed = shared === undefined ? -1 : await bounded(shared.queue.remove(pending.x), 1000, -1);
-    if (pending.settled || pending.attempt !== undefined) return;
+    if (pending.settled) return;
+    if (pending.attempt !== undefined) {
+      pending.queued = true;
+      return;
+    }
     if (removed !== 1 && shared !== undefined) {
       const state = await bounded(shared.queue.getJobState(pending.x), 1000, "unreachable");
       if (state === "active" || state === "completed") {
+        pending.queued = true;
         this.arm(pending, this.limits.timeout + this.settings.lostAfter, () =>
           this.lost(pending, "A worker took the job as its dispatch time ran out but gave no result in time"),
         );
@@ -479,14 +490,14 @@ export class QueueEngine implements SandboxEngine {
   private async poll(shared: Shared): Promise<void> {
     const now = Date.now();
     for (const pending of [...this.pending.values(), ...this.followers]) {
-      if (pending.settled) continue;
+      if (pending.settled || !pending.queued) continue;
       let state: string;
       try {
         state = await shared.queue.getJobState(pending.x);
       } catch {
         continue; // Redis is unreachable: the next round asks again
       }
-      if (pending.settled) continue;
+      if (pending.settled || !pending.queued) continue;
       if (state === "unknown") {
         this.lost(
           pending,
