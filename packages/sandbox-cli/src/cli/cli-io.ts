@@ -1,4 +1,4 @@
-import { onStop, type StopReason, stopReason } from "./process-stop.js";
+import { onStop, type StopOptions, type StopReason, stopReason } from "./process-stop.js";
 
 /** Where the CLI reads and writes; tests pass their own. */
 export interface CliIo {
@@ -12,8 +12,8 @@ export interface CliIo {
   cwd: string;
   /** The environment commands pass through from (default `process.env`). */
   env?: NodeJS.ProcessEnv;
-  /** Register a handler for SIGINT/SIGTERM/EPIPE; returns its unregister function. */
-  onStop?: (handler: (reason: StopReason) => void) => () => void;
+  /** Register a handler for SIGINT/SIGTERM/EPIPE (and how long it may wind down); returns its unregister function. */
+  onStop?: (handler: (reason: StopReason) => void, options?: StopOptions) => () => void;
 }
 
 /** The real process streams. */

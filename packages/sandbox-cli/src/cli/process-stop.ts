@@ -11,18 +11,27 @@ export const STOP_EXIT_CODES: Readonly<Record<StopReason, number>> = Object.free
 /** How long a stopped command may take to wind down before the CLI exits anyway, in ms. */
 export const STOP_GRACE_MS = 3_000;
 
-const handlers = new Set<(reason: StopReason) => void>();
+/** How a command winds down once stopped. */
+export interface StopOptions {
+  /** How long the command may take to wind down before the CLI exits anyway, in ms. Default {@link STOP_GRACE_MS}. */
+  graceMs?: number;
+}
+
+/** The registered handlers, each with its grace period (ms). */
+const handlers = new Map<(reason: StopReason) => void, number>();
 let stopping: StopReason | undefined;
 
 /**
  * Register `handler` to run when the CLI is interrupted (SIGINT, SIGTERM) or
  * its stdout/stderr reaches a closed pipe (EPIPE); returns the unregister
  * function. With a handler registered the CLI waits for the command to wind
- * down (the handler kills it), for {@link STOP_GRACE_MS} at most; a second
- * signal, or a stop with no handler, exits at once with {@link STOP_EXIT_CODES}.
+ * down (the handler ends it), for the longest `graceMs` registered at most
+ * ({@link STOP_GRACE_MS} by default: a `worker` draining its jobs asks for
+ * more); a second signal, or a stop with no handler, exits at once with
+ * {@link STOP_EXIT_CODES}.
  */
-export function onStop(handler: (reason: StopReason) => void): () => void {
-  handlers.add(handler);
+export function onStop(handler: (reason: StopReason) => void, options: StopOptions = {}): () => void {
+  handlers.set(handler, options.graceMs ?? STOP_GRACE_MS);
   if (stopping !== undefined) handler(stopping);
   return () => handlers.delete(handler);
 }
@@ -40,8 +49,9 @@ function stop(reason: StopReason): void {
   }
   stopping = reason;
   // The handlers end what the command started; should that hang, the CLI still ends.
-  setTimeout(() => process.exit(STOP_EXIT_CODES[reason]), STOP_GRACE_MS).unref();
-  for (const handler of handlers) handler(reason);
+  const graceMs = Math.max(...handlers.values());
+  setTimeout(() => process.exit(STOP_EXIT_CODES[reason]), graceMs).unref();
+  for (const handler of [...handlers.keys()]) handler(reason);
 }
 
 function quietWrite(text: string): void {

@@ -252,6 +252,105 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     });
 
   program
+    .command("worker")
+    .description(
+      "Take sandbox executions from a Redis queue (BullMQ) and run them on this host's engines, for callers of @suaveplan/sandbox-queue.",
+    )
+    .addOption(
+      new Option(
+        "--redis <url>",
+        "where Redis is: redis://host:6379, rediss://host:6380, unix:///path/redis.sock (the environment keeps a password out of ps)",
+      )
+        .env("SUAVEPLAN_REDIS_URL")
+        .makeOptionMandatory(),
+    )
+    .option("--queue <name>", "the queue to take jobs from (the callers' queue option)", "sandbox")
+    .addOption(
+      new Option(
+        "--engine <name>",
+        "an engine to run jobs on: isolate | spawn | worker | vm; repeat it or give a comma list",
+      )
+        .argParser(collect)
+        .default([], "isolate"),
+    )
+    .option("--concurrency <n>", "jobs run at once", positiveInt("--concurrency"), 4)
+    .addOption(
+      new Option(
+        "--lock-duration <duration>",
+        "how long a job's lock lasts without renewal; another worker takes a job whose lock ran out",
+      )
+        .argParser(durationFlag())
+        .default(30_000, "30s"),
+    )
+    .addOption(
+      new Option("--stalled-interval <duration>", "how often to look for jobs whose worker died")
+        .argParser(durationFlag())
+        .default(30_000, "30s"),
+    )
+    .addOption(
+      new Option(
+        "--lease <duration>",
+        "this worker's inbox lease: how long it may be unreachable before callers stop reaching it",
+      )
+        .argParser(durationFlag())
+        .default(10_000, "10s"),
+    )
+    .addOption(
+      new Option(
+        "--drain <duration>",
+        "on SIGTERM/SIGINT: how long running jobs may finish before they go back to the queue",
+      )
+        .argParser(durationFlag())
+        .default(10_000, "10s"),
+    )
+    .addOption(
+      new Option(
+        "--transport <name>",
+        "how inbox messages travel between callers and workers; the callers' transport option must match",
+      )
+        .choices(["relay", "queues"])
+        .default("relay"),
+    )
+    .addOption(
+      new Option("--start-timeout <duration>", "give up when Redis does not answer at start within this long")
+        .argParser(durationFlag())
+        .default(10_000, "10s"),
+    )
+    .addHelpText(
+      "after",
+      "\nPrints one line on stderr when it takes jobs: suaveplan-sandbox worker: ready — queue …, engines …, concurrency …, inbox ….\n" +
+        "SIGTERM or SIGINT: no new jobs; running ones get --drain to finish, then go back to the queue for another\n" +
+        "worker; a second signal ends the worker at once (its jobs return to the queue after --lock-duration).\n" +
+        "Exit codes: 0 stopped by SIGTERM, 130 by SIGINT, 1 Redis unreachable (after --start-timeout) or refused,\n" +
+        "2 usage error (also: an engine this host cannot run, checked at start).\n" +
+        "Security: the worker runs untrusted code; give it no application secrets (tools run in the callers).\n" +
+        "Redis sees the code, context and results in the clear.\n",
+    )
+    .action(async (opts) => {
+      const [{ parseWorkerEngines }, { workerCommand }] = await Promise.all([
+        import("../worker-command/check-engines.js"),
+        import("../worker-command/worker-command.js"),
+      ]);
+      exit(
+        await workerCommand(
+          {
+            redis: opts.redis as string,
+            queue: opts.queue as string,
+            engines: parseWorkerEngines(opts.engine as string[]),
+            concurrency: opts.concurrency as number,
+            lockDurationMs: opts.lockDuration as number,
+            stalledIntervalMs: opts.stalledInterval as number,
+            leaseMs: opts.lease as number,
+            drainMs: opts.drain as number,
+            transport: opts.transport as "relay" | "queues",
+            startTimeoutMs: opts.startTimeout as number,
+          },
+          io,
+        ),
+      );
+    });
+
+  program
     .command("bench")
     .description("Benchmark every engine against its raw primitive and print the table (medians and ratios).")
     .option("--iterations <n>", "measured calls per row", positiveInt("--iterations"), 200)
