@@ -297,7 +297,7 @@ describe.skipIf(redisMissing)("suaveplan-sandbox worker against a real redis-ser
       },
       {
         code: 1,
-        stderr: `error: Redis at unix://${redis.socket}.gone did not answer within 300 ms (--start-timeout): check that it runs there and that this host can reach it ${codeTag("SANDBOX_ENGINE_UNAVAILABLE")}\n`,
+        stderr: `error: Redis at unix://${redis.socket}.gone did not answer within 300 ms (--start-timeout; last: connect ENOENT ${redis.socket}.gone): check that it runs there and that this host can reach it ${codeTag("SANDBOX_ENGINE_UNAVAILABLE")}\n`,
       },
     ]);
   }, 60_000);

@@ -55,6 +55,8 @@ export interface SandboxWorkerOptions {
   tools?: ToolSet;
   /** How inbox messages travel: `"relay"` (default) or `"queues"`; callers must use the same. */
   transport?: InboxTransport;
+  /** How long to wait for Redis at start before rejecting with `SANDBOX_ENGINE_UNAVAILABLE`. Default `"10s"`. */
+  startTimeout?: number | string;
 }
 
 const KNOWN = [
@@ -69,6 +71,7 @@ const KNOWN = [
   "drainTimeout",
   "tools",
   "transport",
+  "startTimeout",
 ] as const;
 
 /** A running worker. */
@@ -130,6 +133,7 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
   const stalledInterval = durationOption(input, "stalledInterval", root, 30_000);
   const leaseMs = durationOption(input, "lease", root, 10_000);
   const drainMs = durationOption(input, "drainTimeout", root, 10_000);
+  const startMs = durationOption(input, "startTimeout", root, 10_000);
   const workerTools = normaliseTools(options.tools, "config");
   const transport = transportOption(input, root);
 
@@ -149,17 +153,31 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
     else if (message.t === "reply") run.replies.get(message.n)?.(message.reply);
   };
   let inbox: Inbox;
+  // ioredis retries an unreachable Redis for ever: the start is bounded, naming the last connection error.
+  let lastError = "no answer";
+  client.on("error", (error: Error) => {
+    lastError = error.message;
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const opening = openInbox(transport, {
+    client,
+    prefix: address.prefix,
+    namespace: address.queue,
+    leaseMs,
+    receive,
+    onError: () => undefined,
+  });
   try {
-    inbox = await openInbox(transport, {
-      client,
-      prefix: address.prefix,
-      namespace: address.queue,
-      leaseMs,
-      receive,
-      onError: () => undefined,
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within startTimeout (${startMs} ms); last: ${lastError}`)),
+        startMs,
+      );
     });
+    inbox = await Promise.race([opening, late]);
   } catch (error) {
     client.disconnect();
+    void opening.then((opened) => opened.close()).catch(() => undefined);
     throw new SandboxError(
       SANDBOX_CODES.ENGINE_UNAVAILABLE,
       `Cannot reach the queue's Redis: ${messageOf(error)}`,
@@ -167,6 +185,8 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
         cause: error,
       },
     );
+  } finally {
+    clearTimeout(timer);
   }
   const tell = (to: string, message: ToCaller) => inbox.send(to, message).catch(() => false);
 

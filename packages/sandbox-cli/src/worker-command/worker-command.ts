@@ -92,8 +92,8 @@ function exitCode(reason: StopReason): number {
 
 /**
  * Start the worker; undefined when a stop came first. A Redis that does not
- * answer fails after `--start-timeout`: ioredis retries an unreachable host or
- * socket for ever, and `startSandboxWorker` waits for it.
+ * answer fails after `--start-timeout` (`startSandboxWorker`'s `startTimeout`:
+ * ioredis would retry an unreachable host or socket for ever).
  */
 async function start(options: WorkerOptions, stop: Promise<void>): Promise<SandboxWorker | undefined> {
   const starting = startSandboxWorker({
@@ -106,27 +106,25 @@ async function start(options: WorkerOptions, stop: Promise<void>): Promise<Sandb
     lease: options.leaseMs,
     drainTimeout: options.drainMs,
     transport: options.transport,
+    startTimeout: options.startTimeoutMs,
   });
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), options.startTimeoutMs);
-  });
-  let outcome: SandboxWorker | "timeout" | "stopped";
+  let outcome: SandboxWorker | "stopped";
   try {
-    outcome = await Promise.race([starting, timedOut, stop.then(() => "stopped" as const)]);
+    outcome = await Promise.race([starting, stop.then(() => "stopped" as const)]);
   } catch (error) {
+    if (isSuaveplanError(error) && error.code === SANDBOX_CODES.ENGINE_UNAVAILABLE) {
+      const why = error.message.replace(/^.*?; last: /, "").replace(/ \(SANDBOX_[A-Z_]+\).*$/s, "");
+      throw new SandboxError(
+        SANDBOX_CODES.ENGINE_UNAVAILABLE,
+        `Redis at ${redacted(options.redis)} did not answer within ${options.startTimeoutMs} ms (--start-timeout; last: ${why}): check that it runs there and that this host can reach it`,
+      );
+    }
     throw refusal(error);
-  } finally {
-    clearTimeout(timer);
   }
   if (typeof outcome === "object") return outcome;
-  // Should Redis answer after all, the late worker closes at once.
+  // Stopped while starting: a worker that starts after all closes at once.
   void starting.then((late) => late.close()).catch(() => undefined);
-  if (outcome === "stopped") return undefined;
-  throw new SandboxError(
-    SANDBOX_CODES.ENGINE_UNAVAILABLE,
-    `Redis at ${redacted(options.redis)} did not answer within ${options.startTimeoutMs} ms (--start-timeout): check that it runs there and that this host can reach it`,
-  );
+  return undefined;
 }
 
 /** A refusal of `startSandboxWorker`, worded with the command's flags; a bad option is a usage error. */

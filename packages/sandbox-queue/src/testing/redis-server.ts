@@ -75,10 +75,11 @@ async function launch(args: string[], socket: string): Promise<ChildProcess> {
     output += chunk.toString();
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`redis-server did not start on ${socket}:\n${output}`)),
-      10_000,
-    );
+    const timer = setTimeout(() => {
+      clearInterval(check);
+      child.kill("SIGKILL"); // never leave a server behind
+      reject(new Error(`redis-server did not start on ${socket}:\n${output}`));
+    }, 10_000);
     const check = setInterval(() => {
       if (/ready to accept connections/i.test(output)) {
         clearTimeout(timer);
