@@ -121,6 +121,37 @@ describe.skipIf(redisMissing)("suaveplan-sandbox worker against a real redis-ser
     await redis?.stop();
   });
 
+  it("--tools runs worker-side tools on the worker and --prefix keys the queue (a caller with another prefix is not served)", async () => {
+    const worker = await startWorker([
+      "--redis",
+      redis.url,
+      "--queue",
+      "detached",
+      "--prefix",
+      "tenant-a",
+      "--engine",
+      "worker",
+      "--tools",
+      join(fixtures, "worker-side-tools.mjs"),
+      ...FAST,
+    ]);
+    const options = { connection: redis.url, queue: "detached", remoteEngine: "worker", ...CALLER };
+    const served = createQueueSandbox({ ...options, prefix: "tenant-a" }, { timeout: "5s" });
+    const other = createQueueSandbox(
+      { ...options, prefix: "tenant-b", dispatchTimeout: "1s" },
+      { timeout: "5s" },
+    );
+    try {
+      const [mine, theirs] = await Promise.all([
+        served.execute("await tools.workerPid({})"),
+        other.execute("await tools.workerPid({})"),
+      ]);
+      expect([mine.result, theirs.errorCode]).toEqual([worker.child.pid, "SANDBOX_DISPATCH_TIMEOUT"]);
+    } finally {
+      await Promise.all([served.destroy(), other.destroy()]);
+    }
+  });
+
   // On the plain-queues transport; the other tests use the default, the Relay.
   it("two worker processes serve one caller, whose tool runs in the caller", async () => {
     const [a, b] = await Promise.all(
@@ -312,6 +343,8 @@ describe("suaveplan-sandbox worker --help", () => {
     expect(own.stdout.match(/^ {2}--[a-z-]+/gm)).toEqual([
       "  --redis",
       "  --queue",
+      "  --prefix",
+      "  --tools",
       "  --engine",
       "  --concurrency",
       "  --lock-duration",

@@ -265,6 +265,11 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
         .makeOptionMandatory(),
     )
     .option("--queue <name>", "the queue to take jobs from (the callers' queue option)", "sandbox")
+    .option("--prefix <name>", "the Redis key prefix (the callers' prefix option)", "sandbox")
+    .option(
+      "--tools <module>",
+      "worker-side tools: an ES module whose default export is the tools object (opt-in, for detached runs; the callers' tools run in the callers)",
+    )
     .addOption(
       new Option(
         "--engine <name>",
@@ -327,9 +332,10 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
         "Redis sees the code, context and results in the clear.\n",
     )
     .action(async (opts) => {
-      const [{ parseWorkerEngines }, { workerCommand }] = await Promise.all([
+      const [{ parseWorkerEngines }, { workerCommand }, { loadTools }] = await Promise.all([
         import("../worker-command/check-engines.js"),
         import("../worker-command/worker-command.js"),
+        import("../run-command/run-command.js"),
       ]);
       exit(
         await workerCommand(
@@ -344,6 +350,8 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
             drainMs: opts.drain as number,
             transport: opts.transport as "relay" | "queues",
             startTimeoutMs: opts.startTimeout as number,
+            prefix: opts.prefix as string,
+            ...(opts.tools === undefined ? {} : { tools: await loadTools(opts.tools as string, io) }),
           },
           io,
         ),

@@ -1,3 +1,4 @@
+import type { ToolSet } from "@suaveplan/sandbox";
 import { isSuaveplanError, SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { type EngineName, MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
 import { type SandboxWorker, startSandboxWorker } from "@suaveplan/sandbox-queue";
@@ -24,6 +25,10 @@ export interface WorkerOptions {
   transport: "relay" | "queues";
   /** `--start-timeout`: how long to wait for Redis at start. */
   startTimeoutMs: number;
+  /** `--prefix`: the Redis key prefix. */
+  prefix: string;
+  /** `--tools`: worker-side tools (the callers' tools run in the callers). */
+  tools?: ToolSet;
 }
 
 /** What `close()` may take beyond `--drain`: stopping the guests, handing their jobs back, ending the engines. */
@@ -39,6 +44,8 @@ const FLAGS: Record<string, string> = {
   lease: "--lease",
   drainTimeout: "--drain",
   transport: "--transport",
+  prefix: "--prefix",
+  tools: "--tools",
 };
 
 /**
@@ -107,6 +114,8 @@ async function start(options: WorkerOptions, stop: Promise<void>): Promise<Sandb
     drainTimeout: options.drainMs,
     transport: options.transport,
     startTimeout: options.startTimeoutMs,
+    prefix: options.prefix,
+    ...(options.tools === undefined ? {} : { tools: options.tools }),
   });
   let outcome: SandboxWorker | "stopped";
   try {
