@@ -403,16 +403,37 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
         const stop = setTimeout(() => {
           for (const entry of running.values()) entry.controller.abort(SHUTDOWN);
         }, drainMs);
-        await drained.catch(() => undefined);
+        // BullMQ's close waits for Redis: with Redis gone it would wait for ever, so it is bounded too.
+        const done = await bounded(drained, drainMs + CLOSE_MARGIN_MS);
         clearTimeout(stop);
+        if (!done) await bounded(worker.disconnect(), CLOSE_MARGIN_MS);
         for (const engine of engineCache.values())
           await engine.then((e) => e.destroy()).catch(() => undefined);
-        await inbox.close();
+        await bounded(inbox.close(), CLOSE_MARGIN_MS);
         client.disconnect();
       })();
       return closing;
     },
   };
+}
+
+/** What `close()` waits beyond the drain for BullMQ and the inbox to close (longer only when Redis is gone). */
+const CLOSE_MARGIN_MS = 3000;
+
+/** Wait for `promise` at most `ms`: true when it settled (a rejection counts), false when the time ran out. */
+async function bounded(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return settled;
 }
 
 function messageOf(error: unknown): string {
