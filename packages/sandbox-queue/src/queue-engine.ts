@@ -305,11 +305,17 @@ export class QueueEngine implements SandboxEngine {
       if (this.pending.has(x)) pending.follower = true;
       else this.pending.set(x, pending);
       opts.signal?.addEventListener("abort", onAbort, { once: true });
-      void this.submit(shared, pending, data, nonce);
+      void this.submit(shared, pending, data, nonce, opts.executionId !== undefined);
     });
   }
 
-  private async submit(shared: Shared, pending: Pending, data: JobData, nonce: string): Promise<void> {
+  private async submit(
+    shared: Shared,
+    pending: Pending,
+    data: JobData,
+    nonce: string,
+    chosenId: boolean,
+  ): Promise<void> {
     // Armed before the add: a Redis that stopped answering must not hold the caller past dispatchTimeout.
     this.arm(pending, this.settings.dispatchTimeout, () => void this.dispatchTimedOut(pending));
     try {
@@ -319,8 +325,9 @@ export class QueueEngine implements SandboxEngine {
         removeOnFail: { age: this.settings.keepSeconds },
       });
       pending.queued = true;
-      if (!pending.follower) {
+      if (!pending.follower && chosenId) {
         // An existing job with this id (from another caller, or an earlier run) keeps its data: follow it.
+        // (A fresh UUID cannot meet an existing job: the look-up is only for ids the caller chose.)
         const stored = await shared.queue.getJob(pending.x);
         if (stored !== undefined && (stored.data as JobData | undefined)?.nonce !== nonce) {
           pending.follower = true;
