@@ -1,6 +1,7 @@
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { parseDuration } from "@suaveplan/sandbox-core/schemas";
 import { type RedisFactory, redisFactory } from "./connection.js";
+import { INBOX_TRANSPORTS, type InboxTransport } from "./inbox.js";
 
 /** A queue's name: also the namespace of its inboxes. */
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,48}$/;
@@ -92,4 +93,16 @@ export function vmLockProblem(engine: string, timeout: number, lockDuration: num
     `the "vm" engine runs guest code on the worker's own thread, so a busy loop also stops BullMQ renewing the job's lock; ` +
     `its timeout (${timeout} ms) must be at most half the lock duration (${lockDuration} ms): lower the timeout, raise lockDuration, or use "isolate"`
   );
+}
+
+/** The `transport` option, checked. */
+export function transportOption(options: Record<string, unknown>, root: string): InboxTransport {
+  const transport = options.transport ?? "relay";
+  if (!INBOX_TRANSPORTS.includes(transport as InboxTransport)) {
+    throw new SandboxError(
+      SANDBOX_CODES.INVALID_CONFIG,
+      `${root}.transport: must be "relay" or "queues" (got ${JSON.stringify(transport)})`,
+    );
+  }
+  return transport as InboxTransport;
 }

@@ -38,13 +38,22 @@ export type JobData = z.infer<typeof JobDataSchema>;
 /** A result on the wire: the value as codec text. */
 export type WireResult = Omit<SandboxResult, "result"> & { resultText?: string };
 
-/** Worker → caller. `a` is the attempt: the worker's job token, new each time the job is taken. */
+/**
+ * Worker → caller. `a` is the attempt (the worker's job token, new each time
+ * the job is taken) and `w` the worker's inbox address. The first message of
+ * an attempt, whatever its kind, tells the caller who runs the job: a `start`
+ * goes out only when a run has said nothing else for {@link START_AFTER_MS},
+ * so a short run costs one message (its `done`), not two.
+ */
 export type ToCaller =
   | { t: "start"; x: string; a: string; w: string }
-  | { t: "log"; x: string; a: string; s: number; entry: LogEntry }
+  | { t: "log"; x: string; a: string; w: string; s: number; entry: LogEntry }
   | { t: "call"; x: string; a: string; w: string; n: number; name: string; input: string }
   | { t: "alive"; x: string }
-  | { t: "done"; x: string; a: string; result: WireResult };
+  | { t: "done"; x: string; a: string; w: string; result: WireResult };
+
+/** How long a run may go without a message before its worker announces itself with a `start`. */
+export const START_AFTER_MS = 20;
 
 /** Caller → worker. A reply is sandbox-guest's `CallReply`: codec text when `ok`, else `{ name, message, tool }` JSON. */
 export type ToWorker =

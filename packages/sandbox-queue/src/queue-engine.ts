@@ -21,13 +21,15 @@ import {
 } from "@suaveplan/sandbox-guest";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { INBOX_TRANSPORTS, type Inbox, type InboxTransport, openInbox } from "./inbox.js";
+import { bounded, messageOf } from "./bounded.js";
+import { type Inbox, type InboxTransport, openInbox } from "./inbox.js";
 import {
   countOption,
   durationOption,
   type QueueAddress,
   queueAddress,
   refuseUnknownKeys,
+  transportOption,
   vmLockProblem,
 } from "./options.js";
 import { type JobData, PROTOCOL_VERSION, type ToCaller, type WireResult } from "./protocol.js";
@@ -129,18 +131,6 @@ function settingsOf(options: Record<string, unknown>): Settings {
   };
 }
 
-/** The `transport` option, checked. */
-export function transportOption(options: Record<string, unknown>, root: string): InboxTransport {
-  const transport = options.transport ?? "relay";
-  if (!INBOX_TRANSPORTS.includes(transport as InboxTransport)) {
-    throw new SandboxError(
-      SANDBOX_CODES.INVALID_CONFIG,
-      `${root}.transport: must be "relay" or "queues" (got ${JSON.stringify(transport)})`,
-    );
-  }
-  return transport as InboxTransport;
-}
-
 /** One journal entry: a tool call the caller answered, kept to answer a replay the same way. */
 interface JournalEntry {
   name: string;
@@ -154,8 +144,11 @@ interface Pending {
   started: number;
   /** Another submission owns the execution: only its result reaches this one. */
   follower: boolean;
+  /** The attempt running now (the worker's job token) and its worker's inbox. */
   attempt?: string;
   worker?: string;
+  /** Every attempt heard from: a superseded one's late messages are ignored. */
+  attempts: Set<string>;
   cancelled: boolean;
   settled: boolean;
   /** The job is in Redis: until then the poller must not take its absence for a loss. */
@@ -290,6 +283,7 @@ export class QueueEngine implements SandboxEngine {
         ...(opts.hostCalls === undefined ? {} : { hostCalls: opts.hostCalls }),
         ...(opts.onLog === undefined ? {} : { onLog: opts.onLog }),
         logsDelivered: 0,
+        attempts: new Set(),
         journal: new Map(),
         deadline: Date.now() + settings.dispatchTimeout,
         settle: (result) => {
@@ -401,7 +395,7 @@ export class QueueEngine implements SandboxEngine {
       if (pending.worker !== undefined)
         await this.tell(pending.worker, { t: "cancel", x: pending.x, reason: "cancelled by the caller" });
     });
-    // If no worker announced itself yet, the cancel goes out on its start message (or the entry expires).
+    // If no worker announced itself yet, the cancel goes out on its first message (or the entry expires).
     if (pending.worker === undefined) setTimeout(() => this.forget(pending), this.settings.lostAfter).unref();
   }
 
@@ -418,8 +412,13 @@ export class QueueEngine implements SandboxEngine {
   private receive(raw: unknown): void {
     const message = raw as ToCaller;
     const pending = this.pending.get(message?.x);
-    if (pending === undefined) return;
-    if (message.t === "start") {
+    if (pending === undefined || message.t === "alive") return;
+    if (message.a !== pending.attempt) {
+      // A message of an attempt taken over since (its worker lost the job) is not for this execution any more.
+      // (Should it be an old attempt's first word, arriving late, the poller still finds the result in Redis.)
+      if (pending.attempts.has(message.a)) return;
+      // The first message of an attempt, of whatever kind, says a worker took the job (again, after a crash).
+      pending.attempts.add(message.a);
       pending.attempt = message.a;
       pending.worker = message.w;
       if (pending.cancelled) {
@@ -427,15 +426,15 @@ export class QueueEngine implements SandboxEngine {
         this.forget(pending);
         return;
       }
-      this.arm(pending, pending.settled ? 0 : this.limits.timeout + this.settings.lostAfter, () =>
+      if (pending.settled) return;
+      this.arm(pending, this.limits.timeout + this.settings.lostAfter, () =>
         this.lost(
           pending,
           `The worker that took the job gave no result within timeout + lostAfter (${this.limits.timeout + this.settings.lostAfter} ms), and no other worker took it over`,
         ),
       );
-      return;
     }
-    if (message.t === "alive" || pending.settled || message.a !== pending.attempt) return;
+    if (message.t === "start" || pending.settled) return;
     if (message.t === "log") {
       if (message.s <= pending.logsDelivered) return;
       pending.logsDelivered = message.s;
@@ -638,17 +637,4 @@ export function queueCapabilities(
     streamsLogs: true,
     tier: `on a queue worker process (through Redis, which holds the code, context and result in the clear): ${base.tier}`,
   });
-}
-
-/** `promise`'s value, or `fallback` when it rejects or takes longer than `ms` (Redis unreachable). */
-function bounded<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<F>((resolve) => {
-    timer = setTimeout(() => resolve(fallback), ms);
-  });
-  return Promise.race([promise.catch(() => fallback), late]).finally(() => clearTimeout(timer));
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

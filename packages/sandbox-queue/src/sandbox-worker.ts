@@ -10,18 +10,26 @@ import {
 import { type CallReply, createHostCodec } from "@suaveplan/sandbox-guest";
 import { createToolRunner, normaliseTools, type ToolSet } from "@suaveplan/sandbox-tools";
 import { type Job, WaitingError, Worker } from "bullmq";
+import { messageOf, settlesWithin } from "./bounded.js";
 import { type Inbox, type InboxTransport, openInbox, transportOf } from "./inbox.js";
-import { countOption, durationOption, queueAddress, refuseUnknownKeys, vmLockProblem } from "./options.js";
+import {
+  countOption,
+  durationOption,
+  queueAddress,
+  refuseUnknownKeys,
+  transportOption,
+  vmLockProblem,
+} from "./options.js";
 import {
   INPUT_TOO_LARGE_TEXT,
   type JobData,
   JobDataSchema,
+  START_AFTER_MS,
   TOOL_INPUT_TOO_LARGE,
   type ToCaller,
   type ToWorker,
   type WireResult,
 } from "./protocol.js";
-import { transportOption } from "./queue-engine.js";
 import { toWire } from "./wire-result.js";
 
 /** Options of {@link startSandboxWorker}. */
@@ -229,35 +237,32 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
         codec,
       );
     }
-    if (!engines.includes(data.engine)) {
-      const refused = failure(
-        SANDBOX_CODES.ENGINE_UNAVAILABLE,
-        `This worker runs only ${engines.map((e) => `"${e}"`).join(", ")}; the job asks for "${data.engine}" (start workers with --engine ${data.engine})`,
-      );
-      const wire = toWire(refused, codec);
-      await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
-      await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
+    // A refused job's `done` is its attempt's only message (it tells the caller who refused it).
+    const refuse = async (result: SandboxResult): Promise<WireResult> => {
+      const wire = toWire(result, codec);
+      await tell(data.caller, { t: "done", x: data.x, a: attempt, w: inbox.address, result: wire });
       return wire;
+    };
+    if (!engines.includes(data.engine)) {
+      return refuse(
+        failure(
+          SANDBOX_CODES.ENGINE_UNAVAILABLE,
+          `This worker runs only ${engines.map((e) => `"${e}"`).join(", ")}; the job asks for "${data.engine}" (start workers with --engine ${data.engine})`,
+        ),
+      );
     }
     const vmProblem = vmLockProblem(data.engine, data.limits.timeout, lockDuration);
     if (vmProblem !== undefined) {
-      const wire = toWire(failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${vmProblem}`), codec);
-      await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
-      await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
-      return wire;
+      return refuse(failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${vmProblem}`));
     }
     const both = data.tools.filter((name) => workerTools.names.includes(name));
     if (both.length > 0) {
-      const wire = toWire(
+      return refuse(
         failure(
           SANDBOX_CODES.INVALID_CONFIG,
           `tools ${both.map((n) => `"${n}"`).join(", ")}: defined both by the caller and on this worker; rename one side`,
         ),
-        codec,
       );
-      await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
-      await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
-      return wire;
     }
     const controller = new AbortController();
     const onSignal = () => controller.abort(signal?.reason ?? "cancelled");
@@ -277,8 +282,17 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );
+    // The caller learns who runs the job from the attempt's first message; a run that says nothing for a while announces itself.
+    let announce: NodeJS.Timeout | undefined = setTimeout(() => {
+      announce = undefined;
+      void tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
+    }, START_AFTER_MS);
+    const say = (message: ToCaller) => {
+      clearTimeout(announce);
+      announce = undefined;
+      return tell(data.caller, message);
+    };
     try {
-      await tell(data.caller, { t: "start", x: data.x, a: attempt, w: inbox.address });
       let seq = 0;
       let calls = 0;
       // Worker-side tools run through the same runner the facade uses (validation, limits, a journal per run).
@@ -298,7 +312,7 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
             controller.signal.removeEventListener("abort", stop);
             resolve(answer);
           });
-          void tell(data.caller, {
+          void say({
             t: "call",
             x: data.x,
             a: attempt,
@@ -349,7 +363,7 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
           signal: controller.signal,
           onLog: (logEntry) => {
             seq += 1;
-            void tell(data.caller, { t: "log", x: data.x, a: attempt, s: seq, entry: logEntry });
+            void say({ t: "log", x: data.x, a: attempt, w: inbox.address, s: seq, entry: logEntry });
           },
           ...(hostCalls === undefined ? {} : { hostCalls }),
         });
@@ -368,9 +382,10 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
         throw new Error(LOCK_LOST);
       }
       const wire: WireResult = toWire(result, resultCodec);
-      await tell(data.caller, { t: "done", x: data.x, a: attempt, result: wire });
+      await say({ t: "done", x: data.x, a: attempt, w: inbox.address, result: wire });
       return wire;
     } finally {
+      clearTimeout(announce);
       clearInterval(alive);
       signal?.removeEventListener("abort", onSignal);
       running.delete(data.x);
@@ -404,12 +419,12 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
           for (const entry of running.values()) entry.controller.abort(SHUTDOWN);
         }, drainMs);
         // BullMQ's close waits for Redis: with Redis gone it would wait for ever, so it is bounded too.
-        const done = await bounded(drained, drainMs + CLOSE_MARGIN_MS);
+        const done = await settlesWithin(drained, drainMs + CLOSE_MARGIN_MS);
         clearTimeout(stop);
-        if (!done) await bounded(worker.disconnect(), CLOSE_MARGIN_MS);
+        if (!done) await settlesWithin(worker.disconnect(), CLOSE_MARGIN_MS);
         for (const engine of engineCache.values())
           await engine.then((e) => e.destroy()).catch(() => undefined);
-        await bounded(inbox.close(), CLOSE_MARGIN_MS);
+        await settlesWithin(inbox.close(), CLOSE_MARGIN_MS);
         client.disconnect();
       })();
       return closing;
@@ -419,23 +434,3 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
 
 /** What `close()` waits beyond the drain for BullMQ and the inbox to close (longer only when Redis is gone). */
 const CLOSE_MARGIN_MS = 3000;
-
-/** Wait for `promise` at most `ms`: true when it settled (a rejection counts), false when the time ran out. */
-async function bounded(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const settled = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    }),
-  ]);
-  clearTimeout(timer);
-  return settled;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -259,6 +259,45 @@ describe.skipIf(redisMissing)("dispatch failures", () => {
     }
   });
 
+  it("cancelling a job in its first milliseconds on a worker, before the run said anything: the cancel goes out on the worker's first message", async () => {
+    await fleet.start("cancel-early", { concurrency: 1 });
+    const sandbox = createQueueSandbox(
+      { connection: redis.url, queue: "cancel-early", ...FAST_CALLER },
+      { timeout: "30s" },
+    );
+    const view = queueView(redis.url, "cancel-early");
+    try {
+      const stop = new AbortController();
+      const running = sandbox.execute(
+        "while (true) {}",
+        {},
+        { signal: stop.signal, executionId: "cancel-early-1" },
+      );
+      // Aborted as soon as the job is active: its worker has not announced itself yet (it does after a quiet moment).
+      await until(
+        async () => (await view.getJobState("cancel-early-1")) === "active",
+        "the job to be taken",
+        15_000,
+        1,
+      );
+      stop.abort();
+      expect((await running).errorCode).toBe("SANDBOX_CANCELLED");
+      // One slot: were the cancel lost, the busy loop would hold it for its 30 s timeout.
+      const next = performance.now();
+      expect(await sandbox.execute("2 + 3")).toMatchObject({ success: true, result: 5 });
+      expect(since(next)).toBeLessThan(3000);
+      const job = await view.getJob("cancel-early-1");
+      expect({
+        state: await view.getJobState("cancel-early-1"),
+        attemptsMade: job?.attemptsMade,
+        errorCode: (job?.returnvalue as { errorCode?: string } | undefined)?.errorCode,
+      }).toEqual({ state: "completed", attemptsMade: 1, errorCode: "SANDBOX_CANCELLED" });
+    } finally {
+      await view.close();
+      await sandbox.destroy();
+    }
+  });
+
   it("a worker refuses a job for an engine it does not run: SANDBOX_ENGINE_UNAVAILABLE naming both", async () => {
     await fleet.start("engines", { engines: ["worker"] });
     const sandbox = createQueueSandbox(

@@ -22,11 +22,12 @@ export async function until(
   check: () => boolean | Promise<boolean>,
   what: string,
   ms = 15_000,
+  every = 25,
 ): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, every));
   }
 }
 
