@@ -131,6 +131,9 @@ function settingsOf(options: Record<string, unknown>): Settings {
   };
 }
 
+/** How many job states one poll round asks for at once (ioredis sends them back to back on one connection). */
+const POLL_BATCH = 256;
+
 /** One journal entry: a tool call the caller answered, kept to answer a replay the same way. */
 interface JournalEntry {
   name: string;
@@ -492,36 +495,44 @@ export class QueueEngine implements SandboxEngine {
     );
   }
 
-  /** Look every pending execution up in Redis: a lost job fails, a finished one resolves (backstop for a lost message). */
+  /**
+   * Look every pending execution up in Redis: a lost job fails, a finished one
+   * resolves (backstop for a lost message). The look-ups go out together, in
+   * batches, so thousands pending cost a few round trips, not one each.
+   */
   private async poll(shared: Shared): Promise<void> {
     const now = Date.now();
-    for (const pending of [...this.pending.values(), ...this.followers]) {
-      if (pending.settled || !pending.queued) continue;
-      let state: string;
-      try {
-        state = await shared.queue.getJobState(pending.x);
-      } catch {
-        continue; // Redis is unreachable: the next round asks again
-      }
-      if (pending.settled || !pending.queued) continue;
-      if (state === "unknown") {
-        this.lost(
-          pending,
-          "The job is gone from Redis (restarted without persistence, evicted or deleted) before a worker finished it",
-        );
-      } else if (state === "completed") {
-        const job = await shared.queue.getJob(pending.x).catch(() => undefined);
-        if (job?.returnvalue != null)
-          pending.settle(fromWire(job.returnvalue as WireResult, this.resultCodec));
-      } else if (state === "failed") {
-        const job = await shared.queue.getJob(pending.x).catch(() => undefined);
-        this.lost(pending, `The workers failed the job: ${job?.failedReason ?? "no reason recorded"}`);
-      } else if (pending.follower && now > pending.deadline) {
-        this.lost(
-          pending,
-          "The execution with this id did not finish in time on another caller's submission",
-        );
-      }
+    const due = [...this.pending.values(), ...this.followers].filter((p) => !p.settled && p.queued);
+    for (let from = 0; from < due.length; from += POLL_BATCH) {
+      const batch = due.slice(from, from + POLL_BATCH);
+      const states = await Promise.all(
+        batch.map((pending) => shared.queue.getJobState(pending.x).catch(() => undefined)),
+      );
+      await Promise.all(batch.map((pending, i) => this.check(shared, pending, states[i], now)));
+    }
+  }
+
+  /** What a pending execution's job state (`undefined`: Redis did not answer; asked again next round) means for it. */
+  private async check(
+    shared: Shared,
+    pending: Pending,
+    state: string | undefined,
+    now: number,
+  ): Promise<void> {
+    if (state === undefined || pending.settled || !pending.queued) return;
+    if (state === "unknown") {
+      this.lost(
+        pending,
+        "The job is gone from Redis (restarted without persistence, evicted or deleted) before a worker finished it",
+      );
+    } else if (state === "completed") {
+      const job = await shared.queue.getJob(pending.x).catch(() => undefined);
+      if (job?.returnvalue != null) pending.settle(fromWire(job.returnvalue as WireResult, this.resultCodec));
+    } else if (state === "failed") {
+      const job = await shared.queue.getJob(pending.x).catch(() => undefined);
+      this.lost(pending, `The workers failed the job: ${job?.failedReason ?? "no reason recorded"}`);
+    } else if (pending.follower && now > pending.deadline) {
+      this.lost(pending, "The execution with this id did not finish in time on another caller's submission");
     }
   }
 
