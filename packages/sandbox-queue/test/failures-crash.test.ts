@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createQueueSandbox } from "../src/index.js";
 import { type RedisServer, startRedisServer } from "../src/testing/redis-server.js";
 import {
-  type CallerProcess,
   FAST_CALLER,
   queueView,
   recordingTool,
@@ -12,6 +11,7 @@ import {
   until,
   workerFleet,
 } from "./failures-harness.js";
+import type { TestProcess } from "./harness.js";
 
 // Failure semantics when a process dies: a worker killed mid-job, its replay, a caller killed mid-job.
 // Real worker and caller processes on a real redis-server; `kill -9` hits their pids.
@@ -19,7 +19,7 @@ import {
 describe.skipIf(redisMissing)("a process killed mid-job", () => {
   let redis: RedisServer;
   const fleet = workerFleet(() => redis.url);
-  const callers: CallerProcess[] = [];
+  const callers: TestProcess[] = [];
   beforeAll(async () => {
     redis = await startRedisServer();
   });

@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Queue } from "bullmq";
 import { z } from "zod";
 import type { SandboxWorkerOptions } from "../src/index.js";
 import { hasRedisServer } from "../src/testing/redis-server.js";
-import { startWorkerProcess, type WorkerProcess } from "./harness.js";
+import { startTestProcess, startWorkerProcess, type TestProcess, type WorkerProcess } from "./harness.js";
 
 // What the failure-semantics tests share: short BullMQ intervals, processes that are always stopped, waits with a deadline.
 
@@ -90,34 +89,10 @@ export function queueView(connection: string, name: string): Queue {
 const CALLER = fileURLToPath(new URL("./fixtures/caller-process.mjs", import.meta.url));
 
 /** A caller in a process of its own (createQueueSandbox from dist): `kill -9` takes its inbox away. */
-export interface CallerProcess {
-  readonly child: ChildProcess;
-  output(): string;
-  kill9(): Promise<void>;
-}
-
 export function startCallerProcess(options: {
   queue: Record<string, unknown>;
   config: Record<string, unknown>;
   code: string;
-}): CallerProcess {
-  const child = spawn(process.execPath, [CALLER, JSON.stringify(options)], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout?.on("data", (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on("data", (d: Buffer) => {
-    output += d.toString();
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  return {
-    child,
-    output: () => output,
-    async kill9() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await exited;
-    },
-  };
+}): TestProcess {
+  return startTestProcess(CALLER, options);
 }
