@@ -53,7 +53,7 @@ export type ToCaller =
   | { t: "done"; x: string; a: string; w: string; result: WireResult };
 
 /** How long a run may go without a message before its worker announces itself with a `start`. */
-export const START_AFTER_MS = 20;
+export const START_AFTER_MS = 50;
 
 /** Caller → worker. A reply is sandbox-guest's `CallReply`: codec text when `ok`, else `{ name, message, tool }` JSON. */
 export type ToWorker =
