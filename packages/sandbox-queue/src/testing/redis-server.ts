@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,10 +23,24 @@ export function hasRedisServer(): boolean {
   return spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;
 }
 
+/** Servers not stopped yet, with their temp dirs: ended when this process exits, however it exits. */
+const live = new Map<RedisServer, { child: () => ChildProcess; dir: string }>();
+let exitHook = false;
+
+/**
+ * On Linux the server gets SIGKILL when this process dies, even by SIGKILL
+ * (util-linux's `setpriv --pdeathsig`, which execs it, so its pid is the
+ * server's); elsewhere an exit of this process still ends it.
+ */
+const PDEATHSIG =
+  process.platform === "linux" && spawnSync("setpriv", ["--help"], { stdio: "ignore" }).status === 0;
+
 /**
  * Start `redis-server` on a unix socket in a new temp dir, without persistence
  * (`--save "" --appendonly no`) unless `appendonly` is set. For tests and
- * examples; never the system service.
+ * examples; never the system service. It does not outlive this process: an
+ * exit without `stop()` (a `process.exit()`, a crash, a SIGKILL on Linux)
+ * ends it too.
  */
 export async function startRedisServer(options: { appendonly?: boolean } = {}): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), "suaveplan-redis-"));
@@ -48,7 +63,16 @@ export async function startRedisServer(options: { appendonly?: boolean } = {}): 
   ];
   let child = await launch(args, socket);
   let stopped: Promise<void> | undefined;
-  return {
+  if (!exitHook) {
+    exitHook = true;
+    process.once("exit", () => {
+      for (const { child: of, dir: at } of live.values()) {
+        of().kill("SIGKILL");
+        rmSync(at, { recursive: true, force: true });
+      }
+    });
+  }
+  const server: RedisServer = {
     url: `unix://${socket}`,
     socket,
     get pid() {
@@ -59,14 +83,23 @@ export async function startRedisServer(options: { appendonly?: boolean } = {}): 
       child = await launch(args, socket);
     },
     stop() {
-      stopped ??= kill(child).then(() => rm(dir, { recursive: true, force: true }));
+      stopped ??= kill(child).then(async () => {
+        live.delete(server);
+        await rm(dir, { recursive: true, force: true });
+      });
       return stopped;
     },
   };
+  live.set(server, { child: () => child, dir });
+  return server;
 }
 
 async function launch(args: string[], socket: string): Promise<ChildProcess> {
-  const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = PDEATHSIG
+    ? spawn("setpriv", ["--pdeathsig", "KILL", "redis-server", ...args], {
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+    : spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
