@@ -18,18 +18,19 @@ const alive = (pid: number) => {
 /** Start the owner process; resolves the server it started once it printed it. */
 async function owner(mode: "exit" | "wait") {
   const child = spawn(process.execPath, [OWNER, mode], { stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
   let output = "";
   child.stdout.on("data", (d: Buffer) => {
     output += d.toString();
   });
   await until(() => output.includes("\n"), "the owner to start its redis-server");
-  return { child, server: JSON.parse(output) as { pid: number; dir: string } };
+  return { child, exited, server: JSON.parse(output) as { pid: number; dir: string } };
 }
 
 describe.skipIf(redisMissing)("the testing redis-server does not outlive the process that started it", () => {
   it("process.exit() without stop(): the server is gone and its temp dir removed", async () => {
-    const { child, server } = await owner("exit");
-    await new Promise((resolve) => child.once("exit", resolve));
+    const { exited, server } = await owner("exit");
+    await exited;
     await until(() => !alive(server.pid), "the server to end", 5000);
     expect({ alive: alive(server.pid), dir: existsSync(server.dir) }).toEqual({ alive: false, dir: false });
   });
