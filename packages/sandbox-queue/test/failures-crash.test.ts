@@ -99,42 +99,47 @@ describe.skipIf(redisMissing)("a process killed mid-job", () => {
     }
   }, 40_000);
 
-  it("caller killed: its lease runs out, the worker aborts the guest and its only slot serves the next job long before the 60 s timeout", async () => {
-    const worker = await fleet.start("orphaned", { concurrency: 1 });
-    const caller = startCallerProcess({
-      queue: { connection: redis.url, queue: "orphaned", ...FAST_CALLER },
-      config: { timeout: "60s" },
-      code: "console.log('running'); while (true) await new Promise((r) => setTimeout(r, 50))",
-    });
-    callers.push(caller);
-    await until(() => caller.output().includes("log running"), "the orphan guest to start", 20_000);
-    await caller.kill9();
-    const killed = performance.now();
-    const sandbox = createQueueSandbox(
-      { connection: redis.url, queue: "orphaned", ...FAST_CALLER },
-      { timeout: "5s" },
-    );
-    const view = queueView(redis.url, "orphaned");
-    try {
-      const result = await sandbox.execute("2 + 3");
-      const freed = since(killed);
-      expect({ success: result.success, result: result.result, error: result.error }).toEqual({
-        success: true,
-        result: 5,
-        error: undefined,
+  it.each([
+    { ends: "killed (kill -9)", queue: "orphaned", exitOnLog: false },
+    { ends: "calling process.exit() mid-run", queue: "orphaned-exit", exitOnLog: true },
+  ])(
+    "caller $ends: its lease runs out, the worker aborts the guest and its only slot serves the next job long before the 60 s timeout",
+    async ({ queue, exitOnLog }) => {
+      const worker = await fleet.start(queue, { concurrency: 1 });
+      const caller = startCallerProcess({
+        queue: { connection: redis.url, queue, ...FAST_CALLER },
+        config: { timeout: "60s" },
+        code: "console.log('running'); while (true) await new Promise((r) => setTimeout(r, 50))",
+        exitOnLog,
       });
-      // The caller's lease is 1 s; the worker checks it every ~333 ms.
-      expect(freed).toBeLessThan(8000);
-      // The orphan ended as cancelled on the same, still running worker; the new job after it.
-      const done = await view.getCompleted();
-      expect(done.map((job) => (job.returnvalue as { errorCode?: string }).errorCode ?? "success")).toEqual([
-        "success",
-        "SANDBOX_CANCELLED",
-      ]);
-      expect(worker.child.exitCode).toBe(null);
-    } finally {
-      await view.close();
-      await sandbox.destroy();
-    }
-  }, 40_000);
+      callers.push(caller);
+      await until(() => caller.output().includes("log running"), "the orphan guest to start", 20_000);
+      if (exitOnLog) expect(await caller.exited).toBe(0);
+      else await caller.kill9();
+      const killed = performance.now();
+      const sandbox = createQueueSandbox({ connection: redis.url, queue, ...FAST_CALLER }, { timeout: "5s" });
+      const view = queueView(redis.url, queue);
+      try {
+        const result = await sandbox.execute("2 + 3");
+        const freed = since(killed);
+        expect({ success: result.success, result: result.result, error: result.error }).toEqual({
+          success: true,
+          result: 5,
+          error: undefined,
+        });
+        // The caller's lease is 1 s; the worker checks it every ~333 ms.
+        expect(freed).toBeLessThan(8000);
+        // The orphan ended as cancelled on the same, still running worker; the new job after it.
+        const done = await view.getCompleted();
+        expect(done.map((job) => (job.returnvalue as { errorCode?: string }).errorCode ?? "success")).toEqual(
+          ["success", "SANDBOX_CANCELLED"],
+        );
+        expect(worker.child.exitCode).toBe(null);
+      } finally {
+        await view.close();
+        await sandbox.destroy();
+      }
+    },
+    40_000,
+  );
 });

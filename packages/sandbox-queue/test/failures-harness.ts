@@ -93,6 +93,7 @@ export function startCallerProcess(options: {
   queue: Record<string, unknown>;
   config: Record<string, unknown>;
   code: string;
+  exitOnLog?: boolean;
 }): TestProcess {
   return startTestProcess(CALLER, options);
 }
