@@ -22,3 +22,6 @@ export function settlesWithin(promise: Promise<unknown>, ms: number): Promise<bo
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** How long closing waits for each part that talks to Redis (longer only when Redis is gone). */
+export const CLOSE_MARGIN_MS = 3000;

@@ -66,3 +66,30 @@ function redisOptions(connection: unknown, field: string): RedisOptions {
     ...(url.protocol === "rediss:" ? { tls: {} } : {}),
   };
 }
+
+/** A client and the connections made from it. */
+export interface ConnectionFamily {
+  /** Disconnect the client and every connection duplicated from it; none reconnects. */
+  endAll(): void;
+}
+
+/**
+ * Track `client` and the connections BullMQ and its Relay duplicate from it
+ * for their blocking reads, so closing can end every one of them: a
+ * connection left reconnecting to a Redis that is gone keeps the process alive.
+ */
+export function connectionFamily(client: Redis): ConnectionFamily {
+  const connections = new Set<Redis>([client]);
+  const duplicate = client.duplicate.bind(client);
+  client.duplicate = (...args: Parameters<Redis["duplicate"]>) => {
+    const copy = duplicate(...args);
+    connections.add(copy);
+    copy.once("end", () => connections.delete(copy));
+    return copy;
+  };
+  return {
+    endAll() {
+      for (const connection of connections) connection.disconnect();
+    },
+  };
+}

@@ -21,7 +21,8 @@ import {
 } from "@suaveplan/sandbox-guest";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { bounded, messageOf } from "./bounded.js";
+import { bounded, CLOSE_MARGIN_MS, messageOf, settlesWithin } from "./bounded.js";
+import { type ConnectionFamily, connectionFamily } from "./connection.js";
 import { type Inbox, type InboxTransport, openInbox } from "./inbox.js";
 import {
   countOption,
@@ -168,6 +169,7 @@ interface Pending {
 
 interface Shared {
   client: Redis;
+  connections: ConnectionFamily;
   queue: Queue;
   inbox: Inbox;
   poller: NodeJS.Timeout;
@@ -189,7 +191,7 @@ export class QueueEngine implements SandboxEngine {
   /** Decodes what workers send: guest values whose Error stacks are guest-only already. */
   private readonly resultCodec = createHostCodec({ keepStacks: true });
   private shared: Promise<Shared> | undefined;
-  private client: Redis | undefined;
+  private connections: ConnectionFamily | undefined;
   private destroyed: Promise<void> | undefined;
 
   constructor(
@@ -540,7 +542,8 @@ export class QueueEngine implements SandboxEngine {
     this.shared ??= (async () => {
       const { address, leaseMs, pollMs } = this.settings;
       const client = address.redis();
-      this.client = client;
+      const connections = connectionFamily(client);
+      this.connections = connections;
       client.on("error", () => undefined); // reconnects on its own; a pending execution is bounded by its deadline
       try {
         const queue = new Queue(address.queue, { connection: client, prefix: address.prefix });
@@ -562,10 +565,10 @@ export class QueueEngine implements SandboxEngine {
           });
         }, pollMs);
         poller.unref();
-        const shared: Shared = { client, queue, inbox, poller };
+        const shared: Shared = { client, connections, queue, inbox, poller };
         return shared;
       } catch (error) {
-        client.disconnect();
+        connections.endAll();
         throw error;
       }
     })();
@@ -613,13 +616,15 @@ export class QueueEngine implements SandboxEngine {
       // A Redis that never answered leaves `shared` pending: its client is closed all the same.
       const shared = this.shared === undefined ? undefined : await bounded(this.shared, 1000, undefined);
       if (shared === undefined) {
-        this.client?.disconnect();
+        this.connections?.endAll();
         return;
       }
       clearInterval(shared.poller);
-      await shared.inbox.close();
-      await shared.queue.close().catch(() => undefined);
-      shared.client.disconnect();
+      // Saying goodbye to an unreachable Redis would wait for ever: its commands fail at once instead.
+      if (shared.client.status !== "ready") shared.connections.endAll();
+      await settlesWithin(shared.inbox.close(), CLOSE_MARGIN_MS);
+      await settlesWithin(shared.queue.close(), CLOSE_MARGIN_MS);
+      shared.connections.endAll();
     })();
     return this.destroyed;
   }

@@ -10,7 +10,8 @@ import {
 import { type CallReply, createHostCodec } from "@suaveplan/sandbox-guest";
 import { createToolRunner, normaliseTools, type ToolSet } from "@suaveplan/sandbox-tools";
 import { type Job, WaitingError, Worker } from "bullmq";
-import { messageOf, settlesWithin } from "./bounded.js";
+import { CLOSE_MARGIN_MS, messageOf, settlesWithin } from "./bounded.js";
+import { connectionFamily } from "./connection.js";
 import { type Inbox, type InboxTransport, openInbox, transportOf } from "./inbox.js";
 import {
   countOption,
@@ -152,6 +153,7 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
   const engineCache = new Map<string, Promise<SandboxEngine>>();
   const client = address.redis();
   client.on("error", () => undefined); // ioredis reconnects; BullMQ resumes when it does
+  const connections = connectionFamily(client);
 
   const receive = (raw: unknown) => {
     const message = raw as ToWorker;
@@ -414,23 +416,52 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
     },
     close() {
       closing ??= (async () => {
-        const drained = worker.close();
+        // With Redis unreachable, BullMQ's graceful close waits for its blocking connection to end, which
+        // ioredis never reports for a connection that is reconnecting: then nothing is waited for.
+        const drained = worker.close(client.status !== "ready");
         const stop = setTimeout(() => {
           for (const entry of running.values()) entry.controller.abort(SHUTDOWN);
         }, drainMs);
-        // BullMQ's close waits for Redis: with Redis gone it would wait for ever, so it is bounded too.
-        const done = await settlesWithin(drained, drainMs + CLOSE_MARGIN_MS);
+        // BullMQ's close waits for Redis: with Redis gone its commands wait in ioredis' offline queue for ever.
+        const done = await closedOrStuck(drained, drainMs + CLOSE_MARGIN_MS, () => running.size === 0);
         clearTimeout(stop);
-        if (!done) await settlesWithin(worker.disconnect(), CLOSE_MARGIN_MS);
+        if (!done) {
+          // Ending the connections fails those commands, so BullMQ's close can finish (and stop its timers).
+          connections.endAll();
+          await settlesWithin(drained, CLOSE_MARGIN_MS);
+        }
         for (const engine of engineCache.values())
           await engine.then((e) => e.destroy()).catch(() => undefined);
+        // The inbox's goodbye to an unreachable Redis would wait too.
+        if (client.status !== "ready") connections.endAll();
         await settlesWithin(inbox.close(), CLOSE_MARGIN_MS);
-        client.disconnect();
+        connections.endAll();
       })();
       return closing;
     },
   };
-}
 
-/** What `close()` waits beyond the drain for BullMQ and the inbox to close (longer only when Redis is gone). */
-const CLOSE_MARGIN_MS = 3000;
+  /**
+   * Whether `drained` settled within `ms`; false sooner once Redis is
+   * unreachable and no run is left (nothing BullMQ waits for can come then).
+   */
+  function closedOrStuck(drained: Promise<unknown>, ms: number, idle: () => boolean): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timers: NodeJS.Timeout[] = [];
+      const give = (value: boolean) => {
+        for (const timer of timers) clearTimeout(timer);
+        resolve(value);
+      };
+      timers.push(
+        setInterval(() => {
+          if (client.status !== "ready" && idle()) give(false);
+        }, 50),
+        setTimeout(() => give(false), ms),
+      );
+      drained.then(
+        () => give(true),
+        () => give(true),
+      );
+    });
+  }
+}

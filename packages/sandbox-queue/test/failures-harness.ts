@@ -37,7 +37,10 @@ export const since = (start: number) => Math.round(performance.now() - start);
 export function workerFleet(connection: () => string) {
   const started: WorkerProcess[] = [];
   return {
-    async start(queue: string, options: Partial<SandboxWorkerOptions> = {}): Promise<WorkerProcess> {
+    async start(
+      queue: string,
+      options: Partial<SandboxWorkerOptions> & { exitByItself?: boolean } = {},
+    ): Promise<WorkerProcess> {
       const worker = await startWorkerProcess({
         connection: connection(),
         queue,
@@ -94,6 +97,7 @@ export function startCallerProcess(options: {
   config: Record<string, unknown>;
   code: string;
   exitOnLog?: boolean;
+  destroyOnSignal?: boolean;
 }): TestProcess {
   return startTestProcess(CALLER, options);
 }

@@ -1,7 +1,16 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createQueueSandbox } from "../src/index.js";
 import { type RedisServer, startRedisServer } from "../src/testing/redis-server.js";
-import { FAST_CALLER, queueView, redisMissing, since, until, workerFleet } from "./failures-harness.js";
+import {
+  FAST_CALLER,
+  queueView,
+  redisMissing,
+  since,
+  startCallerProcess,
+  until,
+  workerFleet,
+} from "./failures-harness.js";
+import type { TestProcess } from "./harness.js";
 
 // Failure semantics when Redis restarts (SIGKILL, then a new redis-server on the same socket):
 // without persistence every pending execution resolves SANDBOX_DISPATCH_LOST and the fleet goes on;
@@ -16,7 +25,9 @@ describe.skipIf(redisMissing)("redis-server restarted", () => {
     servers.push(current);
     return current;
   };
+  const callers: TestProcess[] = [];
   afterAll(async () => {
+    await Promise.all(callers.map((caller) => caller.kill9()));
     await fleet.stopAll();
     await Promise.all(servers.map((server) => server.stop()));
   });
@@ -112,4 +123,34 @@ describe.skipIf(redisMissing)("redis-server restarted", () => {
       await sandbox.destroy();
     }
   }, 45_000);
+
+  it("Redis gone for good: a worker's close() (SIGTERM) and a caller's destroy() each end within seconds, and both processes then exit by themselves", async () => {
+    const redis = await serve();
+    const worker = await fleet.start("gone", { exitByItself: true, drainTimeout: "1s" });
+    const caller = startCallerProcess({
+      queue: { connection: redis.url, queue: "gone", ...FAST_CALLER },
+      config: { timeout: "5s" },
+      code: "2 + 3",
+      destroyOnSignal: true,
+    });
+    callers.push(caller);
+    await until(() => caller.output().includes("result success"), "the caller's first result", 20_000);
+    await redis.stop();
+    const gone = performance.now();
+    worker.child.kill("SIGTERM");
+    caller.child.kill("SIGTERM");
+    const codes = await Promise.all([worker.exited, caller.exited]);
+    // Neither calls process.exit(): each ends because nothing (a timer, a reconnecting connection) is left.
+    expect({
+      codes,
+      worker: /^closed \d+$/m.test(worker.output()),
+      caller: /^destroyed \d+$/m.test(caller.output()),
+    }).toEqual({
+      codes: [0, 0],
+      worker: true,
+      caller: true,
+    });
+    // The drain (1 s) and up to 3 s for each part that would say goodbye to Redis.
+    expect(since(gone)).toBeLessThan(12_000);
+  }, 40_000);
 });

@@ -49,7 +49,7 @@ export interface WorkerProcess extends TestProcess {
 }
 
 export async function startWorkerProcess(
-  options: SandboxWorkerOptions & { toolsModule?: string },
+  options: SandboxWorkerOptions & { toolsModule?: string; exitByItself?: boolean },
 ): Promise<WorkerProcess> {
   const started = startTestProcess(WORKER, options);
   const address = await new Promise<string>((resolve, reject) => {
