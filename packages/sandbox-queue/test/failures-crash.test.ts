@@ -130,6 +130,8 @@ describe.skipIf(redisMissing)("a process killed mid-job", () => {
         // The caller's lease is 1 s; the worker checks it every ~333 ms.
         expect(freed).toBeLessThan(8000);
         // The orphan ended as cancelled on the same, still running worker; the new job after it.
+        // (A worker sends its result before BullMQ moves the job to completed: wait for that move.)
+        await until(async () => (await view.getCompletedCount()) === 2, "both jobs to be completed in Redis");
         const done = await view.getCompleted();
         expect(done.map((job) => (job.returnvalue as { errorCode?: string }).errorCode ?? "success")).toEqual(
           ["success", "SANDBOX_CANCELLED"],
