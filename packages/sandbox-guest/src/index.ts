@@ -19,6 +19,7 @@ export {
   type DriverEventReceiverHooks,
   type DriverReport,
 } from "./host/driver-event-receiver.js";
+export { type EngineRun, EngineShell, type ReadyRequest } from "./host/engine-shell.js";
 export {
   type BuiltRequest,
   buildExecutionRequest,

@@ -331,7 +331,11 @@ export interface SandboxEngine {
   readonly name: EngineName;
   /** What this engine guarantees. */
   readonly capabilities: EngineCapabilities;
-  /** Run `code`; resolves a result for every guest failure, rejects only for misuse (e.g. after destroy). */
+  /**
+   * Run `code`. Resolves a result for every failure — the guest's, bad input
+   * (`SANDBOX_INVALID_OPTIONS`), `options.signal` (`SANDBOX_CANCELLED`), the
+   * engine's own and use after `destroy()` (`SANDBOX_ENGINE_DISPOSED`). Never rejects.
+   */
   execute(code: string, context?: Record<string, unknown>, options?: SandboxOptions): Promise<SandboxResult>;
   /** Make a module available to later executions. */
   registerModule(module: SandboxModule): void;

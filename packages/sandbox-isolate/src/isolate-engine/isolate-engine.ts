@@ -4,17 +4,13 @@ import {
   type EngineCapabilities,
   type EngineLimits,
   failure,
-  type SandboxEngine,
-  type SandboxModule,
-  type SandboxOptions,
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import {
   answerCall,
-  buildExecutionRequest,
-  type GuestOutcome,
-  ModuleRegistry,
-  type RequestDefaults,
+  type EngineRun,
+  EngineShell,
+  type ReadyRequest,
   toSandboxResult,
   withoutCode,
 } from "@suaveplan/sandbox-guest";
@@ -132,21 +128,15 @@ export const ISOLATE_HELPER_CAPABILITIES: EngineCapabilities = Object.freeze({
  * await using engine = new IsolateEngine({ timeout: 1000 });
  * const { result } = await engine.execute("2 + 3"); // 5
  */
-export class IsolateEngine implements SandboxEngine, AsyncDisposable {
+export class IsolateEngine extends EngineShell {
   /** Always `"isolate"`. */
   readonly name = "isolate" as const;
   /** {@link ISOLATE_HELPER_CAPABILITIES} in helper mode (the default), {@link ISOLATE_CAPABILITIES} in-process. */
   readonly capabilities: EngineCapabilities;
   /** Where this engine's isolates run, as resolved from the `process` option. */
   readonly processMode: "in-process" | "helper";
-  /** The limits every execution starts from (per-execution options override them). */
-  readonly limits: Readonly<EngineLimits>;
-  private readonly defaults: RequestDefaults;
   private readonly local: { pool: IsolatePool } | undefined;
   private readonly helper: HelperGroup | undefined;
-  private readonly modules = new ModuleRegistry();
-  private readonly live = new Set<{ abort(outcome: GuestOutcome): void; ended: Promise<unknown> }>();
-  private destroyPromise: Promise<void> | undefined;
 
   /**
    * @throws SandboxError `SANDBOX_INVALID_CONFIG` when an option is invalid;
@@ -154,14 +144,14 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
    * lacks `--no-node-snapshot`, or helper mode finds no built helper entry.
    */
   constructor(options: IsolateEngineOptions = {}) {
-    this.limits = parseEngineLimits(options);
-    const tooSmall = memoryLimitProblem(this.limits.memoryLimit, "memoryLimit");
+    const limits = parseEngineLimits(options);
+    const tooSmall = memoryLimitProblem(limits.memoryLimit, "memoryLimit");
     if (tooSmall !== undefined) throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, tooSmall);
-    this.defaults = {
-      ...this.limits,
+    super("IsolateEngine", {
+      ...limits,
       maxTimers: nonNegativeInteger(options.maxTimers, 1000, "maxTimers"),
       maxLogLines: nonNegativeInteger(options.maxLogLines, 10_000, "maxLogLines"),
-    };
+    });
     const maxIdle = nonNegativeInteger(options.maxIdleIsolates, 1, "maxIdleIsolates");
     const helpers = positiveInteger(options.helpers, 2, "helpers");
     this.processMode = resolveProcessMode(options);
@@ -176,40 +166,27 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
   }
 
   /**
-   * Run `code` in a fresh context. Resolves a result for every failure —
-   * the guest's (`SANDBOX_GUEST_ERROR`, `SANDBOX_SYNTAX_ERROR`,
-   * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`,
-   * `SANDBOX_MEMORY_EXCEEDED`), bad input (`SANDBOX_INVALID_OPTIONS`), an
-   * unusable isolated-vm (`SANDBOX_ENGINE_UNAVAILABLE`), a helper process that
-   * died while the code ran (`SANDBOX_ENGINE_CRASHED`, for every execution it
-   * held; the next execution starts a new one), a helper that could not be
-   * started (`SANDBOX_ENGINE_FAILED`), `options.signal` (`SANDBOX_CANCELLED`: running code is
-   * stopped at once) and use after {@link destroy} (`SANDBOX_ENGINE_DISPOSED`).
-   * `options.hostCalls` answers the guest's `tools.<name>(input)`. Never rejects.
+   * Run one request in a fresh context. Results beyond the guest's own:
+   * `SANDBOX_MEMORY_EXCEEDED`, an unusable isolated-vm
+   * (`SANDBOX_ENGINE_UNAVAILABLE`), a helper process that died while the
+   * code ran (`SANDBOX_ENGINE_CRASHED`, for every execution it held; the
+   * next execution starts a new one), a helper that could not be started
+   * (`SANDBOX_ENGINE_FAILED`). The code runs on isolated-vm's thread: an
+   * abort stops it at once (the isolate is disposed if it is busy).
    */
-  async execute(
-    code: string,
-    context?: Record<string, unknown>,
-    options?: SandboxOptions,
-  ): Promise<SandboxResult> {
-    if (this.destroyPromise !== undefined) return disposed();
-    const built = buildExecutionRequest(code, context, options, this.defaults, this.modules);
-    if (!built.ok) return built.result;
-    const { request, signal, hostCalls } = built;
-    if (signal?.aborted === true) return cancelled();
-    const tooSmall = memoryLimitProblem(built.memoryLimit, "options.memoryLimit");
+  protected start({ request, memoryLimit, onLog, hostCalls }: ReadyRequest): EngineRun | SandboxResult {
+    const tooSmall = memoryLimitProblem(memoryLimit, "options.memoryLimit");
     if (tooSmall !== undefined) return failure(SANDBOX_CODES.INVALID_OPTIONS, tooSmall);
-    const memoryLimitMiB = toMiB(built.memoryLimit);
+    const memoryLimitMiB = toMiB(memoryLimit);
     if (this.helper !== undefined) {
-      const run = this.helper.run(request, memoryLimitMiB, { onLog: built.onLog, hostCalls });
-      const entry = { abort: (outcome: GuestOutcome) => run.abort(outcome), ended: run.result };
-      return this.track(entry, signal, () => run.result);
+      const run = this.helper.run(request, memoryLimitMiB, { onLog, hostCalls });
+      return { abort: (outcome) => run.abort(outcome), result: run.result };
     }
     const { pool } = this.local as { pool: IsolatePool };
     let run: IsolateRun;
     try {
       run = startIsolateRun(pool, request, memoryLimitMiB, {
-        onLog: built.onLog,
+        onLog,
         onCall:
           hostCalls === undefined
             ? undefined
@@ -222,58 +199,15 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
       const errorCode = error instanceof SandboxError ? error.code : SANDBOX_CODES.ENGINE_FAILED;
       return failure(errorCode, withoutCode(error));
     }
-    const { driver } = run;
-    const entry = { abort: (outcome: GuestOutcome) => driver.abort(outcome), ended: run.ended };
-    return this.track(entry, signal, async () => {
-      const ended = await run.ended;
-      return toSandboxResult(ended.outcome, ended);
-    });
-  }
-
-  /** Keep `entry` abortable (signal, destroy) until `result` settled. */
-  private async track(
-    entry: { abort(outcome: GuestOutcome): void; ended: Promise<unknown> },
-    signal: AbortSignal | undefined,
-    result: () => Promise<SandboxResult>,
-  ): Promise<SandboxResult> {
-    this.live.add(entry);
-    // The code runs on isolated-vm's thread: an abort stops it now (the isolate is disposed if it is busy).
-    const onAbort = () => entry.abort({ kind: "cancelled" });
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      return await result();
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-      this.live.delete(entry);
-    }
-  }
-
-  /**
-   * Make a module available to later executions as a global named
-   * `module.name`: `exports` (plain data, copied in by the codec) or `source`
-   * (guest JavaScript assigning `module.exports`, evaluated inside each
-   * execution). Replaces a module of the same name.
-   * @throws SandboxError `SANDBOX_INVALID_MODULE` (bad name, exports that cannot
-   * cross, source that does not compile) or `SANDBOX_ENGINE_DISPOSED`.
-   */
-  registerModule(module: SandboxModule): void {
-    if (this.destroyPromise !== undefined) {
-      throw new SandboxError(
-        SANDBOX_CODES.ENGINE_DISPOSED,
-        "IsolateEngine.registerModule: the engine was destroyed; create a new IsolateEngine",
-      );
-    }
-    this.modules.register(module);
-  }
-
-  /** Remove a module; true when it was registered. */
-  unregisterModule(name: string): boolean {
-    return this.modules.unregister(name);
+    return {
+      abort: (outcome) => run.driver.abort(outcome),
+      result: run.ended.then((ended) => toSandboxResult(ended.outcome, ended)),
+    };
   }
 
   /** Drop registered modules and dispose the warm isolates (running executions finish normally). */
-  reset(): void {
-    this.modules.clear();
+  override reset(): void {
+    super.reset();
     this.local?.pool.clearIdle();
     this.helper?.reset();
   }
@@ -287,7 +221,7 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
    * created, or in helper mode.
    */
   getHeapStatistics(): IsolateHeapStatistics | null {
-    if (this.destroyPromise !== undefined) return null;
+    if (this.destroyed) return null;
     if (this.local === undefined) {
       throw new SandboxError(
         SANDBOX_CODES.ENGINE_UNAVAILABLE,
@@ -307,39 +241,11 @@ export class IsolateEngine implements SandboxEngine, AsyncDisposable {
     return this.helper?.pids ?? [];
   }
 
-  /**
-   * End running executions (`SANDBOX_ENGINE_DISPOSED`) and dispose every
-   * isolate; in helper mode, kill the helpers and wait until they exited. Idempotent.
-   */
-  destroy(): Promise<void> {
-    this.destroyPromise ??= this.destroyNow();
-    return this.destroyPromise;
-  }
-
-  /** Same as {@link destroy}, for `await using`. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.destroy();
-  }
-
-  private async destroyNow(): Promise<void> {
-    // Not inside the caller's stack: it may be a console line the isolate waits on.
-    await new Promise((resolve) => setImmediate(resolve));
-    const running = [...this.live];
-    for (const entry of running) {
-      entry.abort({ kind: "disposed", message: "IsolateEngine was destroyed while the code ran" });
-    }
-    await Promise.all(running.map((entry) => entry.ended));
+  /** Dispose every isolate; in helper mode, kill the helpers and wait until they exited. */
+  protected async dispose(): Promise<void> {
     this.local?.pool.close();
     await this.helper?.close();
-    this.modules.clear();
   }
-}
-
-function disposed(): SandboxResult {
-  return failure(
-    SANDBOX_CODES.ENGINE_DISPOSED,
-    "IsolateEngine was destroyed; create a new IsolateEngine to run code",
-  );
 }
 
 /** Where isolates run for these options; throws a configuration that cannot work, with its fix. */
@@ -391,10 +297,6 @@ function helperEntry(): string {
     );
   }
   return entry;
-}
-
-function cancelled(): SandboxResult {
-  return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
 }
 
 /** isolated-vm takes whole MiB: a limit is rounded up (never down, so a run never gets less than asked). */

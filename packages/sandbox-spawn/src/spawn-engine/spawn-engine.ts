@@ -1,25 +1,23 @@
 import type { SpawnOptions } from "node:child_process";
 import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
-import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
 import { memoryLimitBelowMinimum } from "@suaveplan/sandbox-core/schemas";
 import { SparePool } from "@suaveplan/sandbox-core/spares";
 import {
   type EngineCapabilities,
-  type EngineLimits,
   failure,
   type LogEntry,
-  type SandboxEngine,
-  type SandboxModule,
-  type SandboxOptions,
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import {
   answerCall,
-  buildExecutionRequest,
+  type EngineRun,
+  EngineShell,
   type ExecutionRequest,
-  ModuleRegistry,
+  type GuestOutcome,
   newKernelBinding,
+  type ReadyRequest,
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
 import { closeWithin, holdOpen, killNow, treeOf } from "../internal/child-control.js";
@@ -44,7 +42,7 @@ import {
   resolveSpawnOptions,
   type SpawnEngineOptions,
 } from "../internal/spawn-options.js";
-import { type ChildCalls, raceChild, type SpawnedChild } from "./race-child.js";
+import { type ChildCalls, type ChildOutcome, raceChild, type SpawnedChild } from "./race-child.js";
 import { toGuestOutcome } from "./to-guest-outcome.js";
 
 const offHeap = HOST_READS_CHILD_MEMORY ? "sampled" : false;
@@ -125,7 +123,7 @@ const STDIO: SpawnOptions["stdio"] = ["pipe", "ignore", "pipe", "pipe"];
  * await using engine = new SpawnEngine({ timeout: 1000 });
  * const { result } = await engine.execute("2 + 3"); // 5
  */
-export class SpawnEngine implements SandboxEngine, AsyncDisposable {
+export class SpawnEngine extends EngineShell {
   /** Always `"spawn"`. */
   readonly name = "spawn" as const;
   /**
@@ -133,24 +131,22 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
    * fully, a security boundary ({@link confinedCapabilities}).
    */
   readonly capabilities: EngineCapabilities;
-  /** The limits every execution starts from (per-execution options override them). */
-  readonly limits: Readonly<EngineLimits>;
 
   private readonly options: ResolvedSpawnOptions;
-  private readonly modules = new ModuleRegistry();
-  private readonly live = new Set<LiveChild>();
+  /** Every child started and not yet closed: the spares and the running ones. */
+  private readonly children = new Set<LiveChild>();
   /** Pre-started children (see {@link SparePool}), spawned {@link SPARE_SPACING_MS} apart. */
   private readonly spares: SparePool<LiveChild>;
   private spareMemoryLimit: number;
-  private destroyPromise: Promise<void> | undefined;
 
   /**
    * @throws SandboxError `SANDBOX_INVALID_CONFIG` when an option is malformed,
    * or when the default runner script is missing (build the package).
    */
   constructor(options: SpawnEngineOptions = {}) {
-    this.options = resolveSpawnOptions(options);
-    this.limits = this.options.limits;
+    const resolved = resolveSpawnOptions(options);
+    super("SpawnEngine", resolved.limits);
+    this.options = resolved;
     this.capabilities = confinedCapabilities(this.options.confinement);
     this.spareMemoryLimit = this.limits.memoryLimit;
     this.spares = new SparePool<LiveChild>(
@@ -178,27 +174,15 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
   }
 
   /**
-   * Run `code` in a fresh child process. Resolves a result for every failure
-   * — the guest's (`SANDBOX_GUEST_ERROR`, `SANDBOX_SYNTAX_ERROR`,
-   * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`,
-   * `SANDBOX_MEMORY_EXCEEDED`), the child's (`SANDBOX_SPAWN_FAILED`), bad
-   * input (`SANDBOX_INVALID_OPTIONS`), `options.signal` (`SANDBOX_CANCELLED`:
-   * an aborted signal takes no child, an abort during the run SIGKILLs it) and
-   * use after {@link destroy} (`SANDBOX_ENGINE_DISPOSED`). Never rejects.
+   * Run one request in a fresh child process. Results beyond the guest's
+   * own: `SANDBOX_MEMORY_EXCEEDED`, the child's failures
+   * (`SANDBOX_SPAWN_FAILED`); an abort SIGKILLs the child, even while the
+   * guest loops.
    */
-  async execute(
-    code: string,
-    context?: Record<string, unknown>,
-    options?: SandboxOptions,
-  ): Promise<SandboxResult> {
-    if (this.destroyPromise !== undefined) return disposed();
-    const startedAt = performance.now();
-    const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
-    if (!built.ok) return built.result;
-    const { request, memoryLimit, onLog, signal, hostCalls } = built;
+  protected start(ready: ReadyRequest, startedAt: number): EngineRun | SandboxResult {
+    const { request, memoryLimit } = ready;
     const tooSmall = memoryLimitBelowMinimum(memoryLimit, "options.memoryLimit", "spawn", MIN_HEAP_MIB);
     if (tooSmall !== undefined) return failure(SANDBOX_CODES.INVALID_OPTIONS, tooSmall);
-    if (signal?.aborted === true) return cancelledBeforeStart();
     let entry: LiveChild;
     try {
       entry = this.takeSpare(memoryLimit) ?? this.spawnChild(memoryLimit, false);
@@ -212,6 +196,47 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     this.spares.started();
     holdOpen(entry.child, true);
     this.spareMemoryLimit = memoryLimit;
+    // What ended the run early (a cancel, destroy()); raceChild kills the child for either.
+    const stop = new AbortController();
+    let stoppedWith: GuestOutcome | undefined;
+    return {
+      abort: (outcome) => {
+        stoppedWith ??= outcome;
+        stop.abort();
+      },
+      result: this.race(entry, ready, stop.signal).then(({ ended, logs, crossed }) => {
+        this.spares.ended();
+        this.spares.refillAfter(0);
+        const outcome =
+          ended.kind === "cancelled" && stoppedWith !== undefined
+            ? stoppedWith
+            : toGuestOutcome(ended, {
+                timeoutMs: request.timeoutMs,
+                memoryLimit,
+                startTimeoutMs: this.options.startTimeout,
+                execPath: this.options.execPath,
+                destroyed: this.destroyed,
+              });
+        const answered = ended.kind === "ok" ? ended : undefined;
+        return toSandboxResult(outcome, {
+          duration: performance.now() - startedAt,
+          logs,
+          memoryUsed: answered?.memoryUsed,
+          cpuMs: answered?.cpuMs,
+          toolCalls: answered?.toolCalls ?? crossed.calls,
+          toolBytes: answered?.toolBytes ?? crossed.bytes,
+          faultCode: SANDBOX_CODES.SPAWN_FAILED,
+        });
+      }),
+    };
+  }
+
+  /** Hand the request to `entry`'s child and wait until it answered or was ended. */
+  private async race(
+    entry: LiveChild,
+    { request, memoryLimit, onLog, hostCalls }: ReadyRequest,
+    signal: AbortSignal,
+  ): Promise<{ ended: ChildOutcome; logs: LogEntry[]; crossed: { calls: number; bytes: number } }> {
     const logs: LogEntry[] = [];
     // What crossed, as the host saw it: the usage of a run that ended without the child's done frame.
     const crossed = { calls: 0, bytes: 0 };
@@ -260,75 +285,17 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       },
     });
     racing = false;
-    this.spares.ended();
-    this.spares.refillAfter(0);
-    const outcome = toGuestOutcome(ended, {
-      timeoutMs: request.timeoutMs,
-      memoryLimit,
-      startTimeoutMs: this.options.startTimeout,
-      execPath: this.options.execPath,
-      destroyed: this.destroyPromise !== undefined,
-    });
-    const answered = ended.kind === "ok" ? ended : undefined;
-    return toSandboxResult(outcome, {
-      duration: performance.now() - startedAt,
-      logs,
-      memoryUsed: answered?.memoryUsed,
-      cpuMs: answered?.cpuMs,
-      toolCalls: answered?.toolCalls ?? crossed.calls,
-      toolBytes: answered?.toolBytes ?? crossed.bytes,
-      faultCode: SANDBOX_CODES.SPAWN_FAILED,
-    });
+    return { ended, logs, crossed };
   }
 
   /**
-   * Make a module available to later executions as a global named
-   * `module.name`: `exports` (plain data, copied in by the codec) or `source`
-   * (guest JavaScript assigning `module.exports`, evaluated inside each
-   * execution; wins over `exports` when both are given). Replaces a module of the same name.
-   * @throws SandboxError `SANDBOX_INVALID_MODULE` (bad name, exports that cannot
-   * cross, source that does not compile) or `SANDBOX_ENGINE_DISPOSED`.
+   * Kill the pre-started children and wait until every child is gone — at
+   * most a few seconds each: a child whose pipes a process outside its tree
+   * still holds has the host's ends closed instead.
    */
-  registerModule(module: SandboxModule): void {
-    if (this.destroyPromise !== undefined) {
-      throw new SandboxError(
-        SANDBOX_CODES.ENGINE_DISPOSED,
-        "SpawnEngine.registerModule: the engine was destroyed; create a new SpawnEngine",
-      );
-    }
-    this.modules.register(module);
-  }
-
-  /** Remove a module; true when it was registered. */
-  unregisterModule(name: string): boolean {
-    return this.modules.unregister(name);
-  }
-
-  /** Drop registered modules. (The pre-started child holds no state: it has not received any code.) */
-  reset(): void {
-    this.modules.clear();
-  }
-
-  /**
-   * Kill the pre-started and any running child (running executions resolve
-   * `SANDBOX_ENGINE_DISPOSED`) and wait until they are gone — at most a few
-   * seconds each: a child whose pipes a process outside its tree still holds
-   * has the host's ends closed instead. Idempotent.
-   */
-  destroy(): Promise<void> {
-    this.destroyPromise ??= this.destroyNow();
-    return this.destroyPromise;
-  }
-
-  /** Same as {@link destroy}, for `await using`. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.destroy();
-  }
-
-  private async destroyNow(): Promise<void> {
-    this.spares.close(); // the spares are in `live` too: killed and awaited with the rest below
-    this.modules.clear();
-    const children = [...this.live];
+  protected async dispose(): Promise<void> {
+    this.spares.close(); // the spares are in `children` too: killed and awaited with the rest below
+    const children = [...this.children];
     for (const entry of children) {
       entry.dead = true;
       // Re-ref the (possibly unref'd spare) child so the event loop stays alive until it has closed;
@@ -391,7 +358,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
         child.on("error", markDead); // also keeps a failed spawn from throwing as an unhandled 'error'
         child.on("close", () => {
           entry.dead = true;
-          this.live.delete(entry);
+          this.children.delete(entry);
           resolveClosed();
         });
       }),
@@ -400,7 +367,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
     if (confined?.dispose !== undefined) void entry.closed.then(() => confined.dispose?.());
     // A pipe error must never surface as an unhandled 'error' in the host; the child's exit tells the story.
     for (let fd = 0; fd < child.stdio.length; fd++) child.stdio[fd]?.on("error", ignore);
-    this.live.add(entry);
+    this.children.add(entry);
     return entry;
   }
 
@@ -423,7 +390,7 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
 
   /** Spawn a spare for the pool; none after {@link destroy} or when the child cannot be spawned. */
   private startSpare(): LiveChild | undefined {
-    if (this.destroyPromise !== undefined) return undefined;
+    if (this.destroyed) return undefined;
     try {
       // With several runs in flight a spare is taken soon, and its warm-up's CPU comes out of
       // those runs: only an engine serving one run at most warms its spares (as the worker engine).
@@ -434,17 +401,6 @@ export class SpawnEngine implements SandboxEngine, AsyncDisposable {
       return undefined; // the next execute spawns its own child and reports the failure
     }
   }
-}
-
-function cancelledBeforeStart(): SandboxResult {
-  return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
-}
-
-function disposed(): SandboxResult {
-  return failure(
-    SANDBOX_CODES.ENGINE_DISPOSED,
-    "SpawnEngine was destroyed; create a new SpawnEngine to run code",
-  );
 }
 
 /**

@@ -4,21 +4,18 @@ import {
   type EngineCapabilities,
   type EngineLimits,
   failure,
-  type SandboxEngine,
-  type SandboxModule,
-  type SandboxOptions,
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
 import {
   answerCall,
-  buildExecutionRequest,
   DEFAULT_MAX_TIMERS,
+  type EngineRun,
+  EngineShell,
   type GuestDriver,
   GuestScriptCache,
-  ModuleRegistry,
   type PreparedVmRealm,
   prepareVmRealm,
-  type RequestDefaults,
+  type ReadyRequest,
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
   toSandboxResult,
@@ -82,20 +79,13 @@ export interface VmEngineOptions extends Partial<EngineLimits> {
  * const { result } = await engine.execute("2 + 3"); // 5
  * await engine.destroy();
  */
-export class VmEngine implements SandboxEngine, AsyncDisposable {
+export class VmEngine extends EngineShell {
   /** Always `"vm"`. */
   readonly name = "vm" as const;
   /** See {@link VM_CAPABILITIES}. */
   readonly capabilities: EngineCapabilities = VM_CAPABILITIES;
-  /** The limits every execution starts from (per-execution options override them). */
-  readonly limits: Readonly<EngineLimits>;
-  private readonly modules = new ModuleRegistry();
-  /** The limits, and: the realm is in this isolate, so a context of primitives crosses as is. */
-  private readonly requestDefaults: RequestDefaults;
   /** Compiled user scripts, by exact prepared source. */
   private readonly scripts = new GuestScriptCache();
-  private readonly live = new Set<GuestDriver>();
-  private destroyed = false;
   /** The next execution's fresh context, made in idle time so it is off the caller's path; single-use. */
   private spare: PreparedVmRealm | undefined;
   private spareTimer: NodeJS.Immediate | undefined;
@@ -109,7 +99,8 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
    * or `breakOnSigint` is not a boolean.
    */
   constructor(options: VmEngineOptions = {}) {
-    this.limits = parseEngineLimits(options);
+    // The realm is in this isolate, so a context of primitives crosses as is.
+    super("VmEngine", { ...parseEngineLimits(options), contextByReference: true });
     if (options.breakOnSigint !== undefined && typeof options.breakOnSigint !== "boolean") {
       throw new SandboxError(
         SANDBOX_CODES.INVALID_CONFIG,
@@ -117,7 +108,6 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
       );
     }
     this.breakOnSigint = options.breakOnSigint === true;
-    this.requestDefaults = { ...this.limits, contextByReference: true };
     this.prepareSpare();
   }
 
@@ -126,25 +116,17 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
    * the guest's (`SANDBOX_GUEST_ERROR`, `SANDBOX_SYNTAX_ERROR`,
    * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`), bad input
    * (`SANDBOX_INVALID_OPTIONS`) and use after {@link destroy}
-   * (`SANDBOX_ENGINE_DISPOSED`). Never rejects.
+   * (`SANDBOX_ENGINE_DISPOSED`). The guest's synchronous code runs on this
+   * thread: an abort lands at its next await, timer or tool call. Never rejects.
    */
-  async execute(
-    code: string,
-    context?: Record<string, unknown>,
-    options?: SandboxOptions,
-  ): Promise<SandboxResult> {
-    if (this.destroyed) return disposed();
-    const built = buildExecutionRequest(code, context, options, this.requestDefaults, this.modules);
-    if (!built.ok) return built.result;
-    const { request, signal, hostCalls } = built;
-    if (signal?.aborted === true) return cancelled();
+  protected start({ request, hostCalls, onLog }: ReadyRequest): EngineRun | SandboxResult {
     let driver: GuestDriver;
     try {
       const prepared = this.spare;
       this.spare = undefined;
       driver = startVmExecution(request, {
         prepared,
-        onLog: built.onLog,
+        onLog,
         onCall:
           hostCalls === undefined
             ? undefined
@@ -158,9 +140,9 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
         // Alone, a straight-line run settles without a macrotask. Among others it keeps the one hop:
         // without it back-to-back runs chain in microtasks, and the next context's preparation and
         // V8's GC tasks wait (measured, 8 callers: ~20 % fewer calls/s).
-        settleAtOnce: this.live.size === 0,
+        settleAtOnce: this.running === 0,
         // Alone, the context is emptied after the result is handed over; among others at once (ditto).
-        teardownLater: this.live.size === 0,
+        teardownLater: this.running === 0,
         breakOnSigint: this.breakOnSigint,
       });
     } catch (error) {
@@ -170,61 +152,27 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
         `VmEngine could not run the code: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
-    this.live.add(driver);
-    // The guest's synchronous code runs on this thread: an abort lands at its next await, timer or tool call.
-    const onAbort = () => driver.abort({ kind: "cancelled" });
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const ended = await driver.result;
-    signal?.removeEventListener("abort", onAbort);
-    this.live.delete(driver);
-    this.prepareSpare();
-    return toSandboxResult(ended.outcome, ended);
-  }
-
-  /**
-   * Make a module available to later executions as a global named
-   * `module.name`: `exports` (plain data, copied in by the codec) or `source`
-   * (guest JavaScript assigning `module.exports`, evaluated inside each
-   * execution; wins over `exports` when both are given). Replaces a module of the same name.
-   * @throws SandboxError `SANDBOX_INVALID_MODULE` (bad name, exports that cannot
-   * cross, source that does not compile) or `SANDBOX_ENGINE_DISPOSED`.
-   */
-  registerModule(module: SandboxModule): void {
-    this.assertUsable("registerModule");
-    this.modules.register(module);
-  }
-
-  /** Remove a module; true when it was registered. */
-  unregisterModule(name: string): boolean {
-    return this.modules.unregister(name);
+    return {
+      abort: (outcome) => driver.abort(outcome),
+      result: driver.result.then((ended) => {
+        this.prepareSpare();
+        return toSandboxResult(ended.outcome, ended);
+      }),
+    };
   }
 
   /** Drop every registered module and the compiled-script cache. */
-  reset(): void {
-    this.modules.clear();
+  override reset(): void {
+    super.reset();
     this.scripts.clear();
   }
 
-  /**
-   * End running executions (they resolve `SANDBOX_ENGINE_DISPOSED`), clear
-   * their timers and drop all state. Idempotent.
-   */
-  async destroy(): Promise<void> {
-    if (this.destroyed) return;
-    this.destroyed = true;
+  /** Drop the spare context and the compiled scripts (running executions were ended first). */
+  protected dispose(): void {
     if (this.spareTimer !== undefined) clearImmediate(this.spareTimer);
     this.spareTimer = undefined;
     this.spare = undefined;
-    for (const driver of [...this.live]) {
-      driver.abort({ kind: "disposed", message: "VmEngine was destroyed while the code ran" });
-    }
-    this.live.clear();
-    this.reset();
-  }
-
-  /** Same as {@link destroy}, for `await using`. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.destroy();
+    this.scripts.clear();
   }
 
   /** Make the next execution's context once the current task is done (never on the caller's path). */
@@ -244,21 +192,4 @@ export class VmEngine implements SandboxEngine, AsyncDisposable {
     });
     this.spareTimer.unref();
   }
-
-  private assertUsable(what: string): void {
-    if (this.destroyed) {
-      throw new SandboxError(
-        SANDBOX_CODES.ENGINE_DISPOSED,
-        `VmEngine.${what}: the engine was destroyed; create a new VmEngine`,
-      );
-    }
-  }
-}
-
-function cancelled(): SandboxResult {
-  return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
-}
-
-function disposed(): SandboxResult {
-  return failure(SANDBOX_CODES.ENGINE_DISPOSED, "VmEngine was destroyed; create a new VmEngine to run code");
 }

@@ -1,23 +1,16 @@
-import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import { parseMaxSpares } from "@suaveplan/sandbox-core/spares";
-import {
-  type EngineCapabilities,
-  type EngineLimits,
-  failure,
-  type SandboxEngine,
-  type SandboxModule,
-  type SandboxOptions,
-  type SandboxResult,
-} from "@suaveplan/sandbox-core/types";
+import { type EngineCapabilities, failure, type SandboxResult } from "@suaveplan/sandbox-core/types";
 import {
   HOST_SAMPLES_WORKERS,
   MEMORY_SAMPLE_MS,
   RESIDENT_ALLOWANCE_BYTES,
 } from "@suaveplan/sandbox-core/worker-memory";
 import {
-  buildExecutionRequest,
-  ModuleRegistry,
+  type EngineRun,
+  EngineShell,
+  type ReadyRequest,
   toSandboxResult,
   withoutCode,
 } from "@suaveplan/sandbox-guest";
@@ -143,19 +136,14 @@ export const WORKER_STARTUP_TIMEOUT_MS = 10_000;
  * const { result } = await engine.execute("2 + 3"); // 5
  * await engine.destroy();
  */
-export class WorkerEngine implements SandboxEngine, AsyncDisposable {
+export class WorkerEngine extends EngineShell {
   /** Always `"worker"`. */
   readonly name = "worker" as const;
   /** See {@link WORKER_CAPABILITIES} (and {@link reuseCapabilities} with `reuse`). */
   readonly capabilities: EngineCapabilities;
-  /** The limits every execution starts from (per-execution options override them). */
-  readonly limits: Readonly<EngineLimits>;
-  private readonly modules = new ModuleRegistry();
   private readonly supply: WorkerSupply;
   /** The reuse tier's workers, when `reuse` is on. */
   private readonly pool: WorkerPool | undefined;
-  private readonly running = new Set<WorkerRun>();
-  private disposed: Promise<void> | undefined;
 
   /**
    * @param options - `timeout` (ms, default 5000), `memoryLimit` (bytes,
@@ -164,7 +152,7 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
    * @throws SandboxError `SANDBOX_INVALID_CONFIG` when a limit is not a positive integer or `reuse` is malformed.
    */
   constructor(options: WorkerEngineOptions = {}) {
-    this.limits = parseEngineLimits(options);
+    super("WorkerEngine", parseEngineLimits(options));
     const reuse = parseReuseOption(options.reuse);
     const maxSpares = parseMaxSpares(options.maxSpares, "WorkerEngine");
     this.supply = new WorkerSupply(this.limits.memoryLimit, reuse === undefined ? maxSpares : 0);
@@ -181,37 +169,15 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
   }
 
   /**
-   * Run `code` in a fresh worker. Resolves a result for every failure — the
-   * guest's (`SANDBOX_GUEST_ERROR`, `SANDBOX_SYNTAX_ERROR`,
-   * `SANDBOX_RESULT_NOT_TRANSFERABLE`, `SANDBOX_TIMEOUT`,
-   * `SANDBOX_MEMORY_EXCEEDED`), bad input (`SANDBOX_INVALID_OPTIONS`,
-   * `SANDBOX_CODE_BLOCKED`), a worker that could not start or died
-   * (`SANDBOX_WORKER_FAILED`), `options.signal` (`SANDBOX_CANCELLED`: an
-   * abort terminates the worker at once, even in synchronous code; the logs
-   * streamed so far are kept) and use after {@link destroy}
-   * (`SANDBOX_ENGINE_DISPOSED`). `options.hostCalls` answers the guest's
-   * `tools.<name>(input)` calls on the host, across the thread boundary.
-   * `result.usage` carries `cpuMs`, the time the guest's code ran in its realm.
-   * Never rejects.
+   * Run one request in a fresh worker (or a reused one). Results beyond the
+   * guest's own: `SANDBOX_MEMORY_EXCEEDED` (also for a limit too small for a
+   * worker to start), `SANDBOX_WORKER_FAILED` (a worker that could not start
+   * or died). An abort terminates the worker at once, even in synchronous
+   * code; the logs streamed so far are kept. `result.usage.cpuMs` is the
+   * time the guest's code ran in its realm.
    */
-  async execute(
-    code: string,
-    context?: Record<string, unknown>,
-    options?: SandboxOptions,
-  ): Promise<SandboxResult> {
-    const startedAt = performance.now();
-    if (this.disposed !== undefined) {
-      return failure(
-        SANDBOX_CODES.ENGINE_DISPOSED,
-        "WorkerEngine was destroyed; create a new WorkerEngine to run code",
-      );
-    }
-    const built = buildExecutionRequest(code, context, options, this.limits, this.modules);
-    if (!built.ok) return built.result;
+  protected async start(built: ReadyRequest, startedAt: number): Promise<EngineRun | SandboxResult> {
     const { signal } = built;
-    if (signal?.aborted === true) {
-      return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
-    }
     if (built.memoryLimit < MIN_WORKER_MEMORY_BYTES) {
       return failure(
         SANDBOX_CODES.MEMORY_EXCEEDED,
@@ -228,9 +194,9 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
       if (pool !== undefined && built.memoryLimit === pool.memoryLimit) {
         thread = await pool.acquire(signal);
         // Either may have happened while it waited in line.
-        if (this.disposed !== undefined || aborted(signal)) {
+        if (this.destroyed || aborted(signal)) {
           if (thread !== undefined) pool.putBack(thread);
-          return this.disposed !== undefined
+          return this.destroyed
             ? failure(
                 SANDBOX_CODES.ENGINE_DISPOSED,
                 "WorkerEngine was destroyed while the execution waited for a worker",
@@ -268,73 +234,25 @@ export class WorkerEngine implements SandboxEngine, AsyncDisposable {
         { duration: performance.now() - startedAt },
       );
     }
-    this.running.add(run);
-    // Synchronous guest code runs on the worker's own thread: an abort terminates the worker at once.
-    const onAbort = () => run.abort({ kind: "cancelled" });
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const ended = await run.result;
-    signal?.removeEventListener("abort", onAbort);
-    this.running.delete(run);
-    if (fromSupply) this.supply.finished();
-    return toSandboxResult(ended.outcome, {
-      duration: performance.now() - startedAt,
-      logs: ended.logs,
-      memoryUsed: ended.memoryUsed,
-      cpuMs: ended.cpuMs,
-      toolCalls: ended.toolCalls,
-      toolBytes: ended.toolBytes,
-      faultCode: SANDBOX_CODES.WORKER_FAILED,
-    });
+    return {
+      abort: (outcome) => run.abort(outcome),
+      result: run.result.then((ended) => {
+        if (fromSupply) this.supply.finished();
+        return toSandboxResult(ended.outcome, {
+          duration: performance.now() - startedAt,
+          logs: ended.logs,
+          memoryUsed: ended.memoryUsed,
+          cpuMs: ended.cpuMs,
+          toolCalls: ended.toolCalls,
+          toolBytes: ended.toolBytes,
+          faultCode: SANDBOX_CODES.WORKER_FAILED,
+        });
+      }),
+    };
   }
 
-  /**
-   * Make a module available to later executions as a global named
-   * `module.name`: `exports` (plain data, copied in by the codec) or `source`
-   * (guest JavaScript assigning `module.exports`, evaluated inside each
-   * execution; wins over `exports` when both are given). Replaces a module of the same name.
-   * @throws SandboxError `SANDBOX_INVALID_MODULE` (bad name, exports that cannot
-   * cross, source that does not compile) or `SANDBOX_ENGINE_DISPOSED`.
-   */
-  registerModule(module: SandboxModule): void {
-    if (this.disposed !== undefined) {
-      throw new SandboxError(
-        SANDBOX_CODES.ENGINE_DISPOSED,
-        "WorkerEngine.registerModule: the engine was destroyed; create a new WorkerEngine",
-      );
-    }
-    this.modules.register(module);
-  }
-
-  /** Remove a module; true when it was registered. */
-  unregisterModule(name: string): boolean {
-    return this.modules.unregister(name);
-  }
-
-  /** Drop every registered module. Workers hold no state between executions, so nothing else is kept. */
-  reset(): void {
-    this.modules.clear();
-  }
-
-  /**
-   * Terminate the spare worker and every running one (their executions
-   * resolve `SANDBOX_ENGINE_DISPOSED`) and wait until all have exited.
-   * Idempotent: later calls return the same promise.
-   */
-  destroy(): Promise<void> {
-    this.disposed ??= this.shutdown();
-    return this.disposed;
-  }
-
-  /** Same as {@link destroy}, for `await using`. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.destroy();
-  }
-
-  private async shutdown(): Promise<void> {
-    for (const run of [...this.running]) {
-      run.abort({ kind: "disposed", message: "WorkerEngine was destroyed while the code ran" });
-    }
-    this.modules.clear();
+  /** Terminate the spare workers and the reuse tier's, and wait until all have exited. */
+  protected async dispose(): Promise<void> {
     this.pool?.close();
     await this.supply.close();
   }
