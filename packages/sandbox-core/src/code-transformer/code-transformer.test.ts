@@ -275,6 +275,13 @@ describe("CodeTransformer", () => {
       applied: ["max-code-length"],
       warnings: [],
       syntaxError: { message: "SyntaxError: Unexpected token (line 2)", line: 2, column: 6 },
+      // Handed down to the engine, which then compiles the code without parsing it again.
+      prepared: {
+        code: "const a = 1;\nconst = 2;",
+        source: "const a = 1;\nconst = 2;",
+        async: false,
+        syntaxError: { message: "SyntaxError: Unexpected token (line 2)", line: 2, column: 6 },
+      },
     });
   });
 

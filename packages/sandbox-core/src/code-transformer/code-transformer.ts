@@ -2,7 +2,7 @@ import type { Program } from "acorn";
 import { SANDBOX_CODES, SandboxError } from "../error-codes/sandbox-codes.js";
 import { type AnalysisFinding, BUILTIN_RULE_NAMES, type BuiltinRuleName } from "./analyze-program.js";
 import { type GuestSyntaxError, lineOf } from "./parse-guest-code.js";
-import { prepareGuestCode } from "./prepare-guest-code.js";
+import { type PreparedGuestCode, prepareGuestCode } from "./prepare-guest-code.js";
 
 /** Default for {@link CodeTransformerOptions.maxCodeLength}, in UTF-16 code units. */
 export const DEFAULT_MAX_CODE_LENGTH = 100_000;
@@ -65,6 +65,8 @@ export interface TransformResult {
   warnings: string[];
   /** Set (and `blocked` false) when the code does not parse. */
   syntaxError?: GuestSyntaxError;
+  /** The code parsed and analysed, unless it was blocked: hand it to the engine with `withPreparedCode`. */
+  prepared?: PreparedGuestCode;
 }
 
 const BUILTIN_DESCRIPTIONS: Record<Exclude<BuiltinRuleName, "max-code-length">, string> = {
@@ -210,7 +212,7 @@ export class CodeTransformer {
     }
     const prepared = prepareGuestCode(code, { analyse: true });
     if (prepared.syntaxError !== undefined) {
-      return { code, blocked: false, applied, warnings: [], syntaxError: prepared.syntaxError };
+      return { code, blocked: false, applied, warnings: [], syntaxError: prepared.syntaxError, prepared };
     }
     const input: RuleInput = {
       code,
@@ -241,6 +243,7 @@ export class CodeTransformer {
       }
     }
     const result: TransformResult = { code, blocked: blockedBy !== undefined, applied, warnings };
+    if (blockedBy === undefined) result.prepared = prepared;
     if (blockedBy !== undefined) result.blockedBy = blockedBy;
     if (reason !== undefined) result.reason = reason;
     return result;

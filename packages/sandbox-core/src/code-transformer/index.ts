@@ -9,5 +9,15 @@ export {
   type TransformRule,
 } from "./code-transformer.js";
 export { LruCache, MAX_CACHED_CODE_LENGTH } from "./lru-cache.js";
-export { type GuestSyntaxError, type ParsedGuestCode, parseGuestCode } from "./parse-guest-code.js";
-export { type PreparedGuestCode, prepareGuestCode } from "./prepare-guest-code.js";
+export {
+  type GuestSyntaxError,
+  guestCodeParses,
+  type ParsedGuestCode,
+  parseGuestCode,
+} from "./parse-guest-code.js";
+export {
+  type PreparedGuestCode,
+  preparedCodeFor,
+  prepareGuestCode,
+  withPreparedCode,
+} from "./prepare-guest-code.js";

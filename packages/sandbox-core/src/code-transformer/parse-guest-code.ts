@@ -23,6 +23,17 @@ const SCRIPT_OPTIONS: Options = {
   allowHashBang: true,
 };
 
+let parses = 0;
+
+/**
+ * How many times guest code was parsed in this process ({@link parseGuestCode}
+ * calls): a diagnostic, so a test can show that an execution parses its code
+ * once (the facade's parse is handed down to the engine, see `withPreparedCode`).
+ */
+export function guestCodeParses(): number {
+  return parses;
+}
+
 const MODULE_OPTIONS: Options = { ecmaVersion: "latest", sourceType: "module", allowHashBang: true };
 
 /**
@@ -31,6 +42,7 @@ const MODULE_OPTIONS: Options = { ecmaVersion: "latest", sourceType: "module", a
  * error is the one reported when both fail.
  */
 export function parseGuestCode(code: string): ParsedGuestCode {
+  parses++;
   try {
     return { ok: true, program: parse(code, SCRIPT_OPTIONS), sourceType: "script" };
   } catch (scriptError) {

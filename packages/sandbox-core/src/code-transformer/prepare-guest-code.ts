@@ -2,7 +2,6 @@ import type { Program } from "acorn";
 import { type WrapShift, wrapWithShift } from "../guest-script/guest-script.js";
 import { detectModelCodeShape, type ModelCodeShape } from "../guest-script/normalize-model-code.js";
 import { type AnalysisFinding, analyzeProgram } from "./analyze-program.js";
-import { LruCache, MAX_CACHED_CODE_LENGTH } from "./lru-cache.js";
 import { type GuestSyntaxError, parseGuestCode } from "./parse-guest-code.js";
 
 /** Guest code parsed once: what the CodeTransformer checks and what every engine runs. */
@@ -45,59 +44,68 @@ const MAY_HAVE_MODEL_SHAPE = /```|~~~|\bmain\b/;
 
 /** Code that may use top-level `await` or `return`; anything else needs no parse to run. */
 const MAY_NEED_WRAPPING = /await|return/;
-const CACHE_SIZE = 128;
-const cache = new LruCache<string, PreparedGuestCode>(CACHE_SIZE);
 
 /**
  * Prepare guest code once for the whole pipeline: the CodeTransformer asks
- * for the analysis (`analyse: true`), the engine asks for `source`, and the
- * second call reuses the first one's parse (results for code up to 16 KiB are
- * cached by code text, least recently used first out). Without `analyse`, code that cannot need
- * wrapping is not parsed at all.
+ * for the analysis (`analyse: true`) and the facade hands its result down to
+ * the engine with the options ({@link withPreparedCode}), so an execution
+ * parses its code once at any size. Without `analyse`, code that cannot need
+ * wrapping is not parsed at all. Nothing is kept between calls.
  */
 export function prepareGuestCode(code: string, options: { analyse?: boolean } = {}): PreparedGuestCode {
-  const cached = cache.get(code);
-  if (
-    cached !== undefined &&
-    (options.analyse !== true || cached.findings !== undefined || cached.syntaxError)
-  ) {
-    return cached;
-  }
-  let prepared: PreparedGuestCode;
   if (options.analyse !== true && !MAY_NEED_WRAPPING.test(code) && !MAY_HAVE_MODEL_SHAPE.test(code)) {
-    prepared = { code, source: code, async: false };
-  } else {
-    const parsed = parseGuestCode(code);
-    if (!parsed.ok) {
-      const shape = MAY_HAVE_MODEL_SHAPE.test(code) ? detectModelCodeShape(code) : undefined;
-      prepared = {
-        code,
-        source: code,
-        async: false,
-        syntaxError: parsed.syntaxError,
-        ...(shape === undefined ? {} : { modelShape: describeShape(code, shape) }),
-      };
-    } else {
-      const shape =
-        parsed.sourceType === "script" && MAY_HAVE_MODEL_SHAPE.test(code)
-          ? detectModelCodeShape(code, parsed.program)
-          : undefined;
-      const wrapped = parsed.sourceType === "script" ? wrapWithShift(code, parsed.program) : undefined;
-      prepared = {
-        code,
-        source: wrapped?.source ?? code,
-        async: wrapped !== undefined,
-        ...(wrapped === undefined ? {} : { shift: wrapped.shift }),
-        program: parsed.program,
-        ...(shape === undefined ? {} : { modelShape: describeShape(code, shape) }),
-        sourceType: parsed.sourceType,
-        ...(options.analyse === true ? { findings: analyzeProgram(parsed.program, parsed.sourceType) } : {}),
-      };
-    }
+    return { code, source: code, async: false };
   }
-  if (code.length > MAX_CACHED_CODE_LENGTH) return prepared;
-  cache.set(code, prepared);
-  return prepared;
+  const parsed = parseGuestCode(code);
+  if (!parsed.ok) {
+    const shape = MAY_HAVE_MODEL_SHAPE.test(code) ? detectModelCodeShape(code) : undefined;
+    return {
+      code,
+      source: code,
+      async: false,
+      syntaxError: parsed.syntaxError,
+      ...(shape === undefined ? {} : { modelShape: describeShape(code, shape) }),
+    };
+  }
+  const shape =
+    parsed.sourceType === "script" && MAY_HAVE_MODEL_SHAPE.test(code)
+      ? detectModelCodeShape(code, parsed.program)
+      : undefined;
+  const wrapped = parsed.sourceType === "script" ? wrapWithShift(code, parsed.program) : undefined;
+  return {
+    code,
+    source: wrapped?.source ?? code,
+    async: wrapped !== undefined,
+    ...(wrapped === undefined ? {} : { shift: wrapped.shift }),
+    program: parsed.program,
+    ...(shape === undefined ? {} : { modelShape: describeShape(code, shape) }),
+    sourceType: parsed.sourceType,
+    ...(options.analyse === true ? { findings: analyzeProgram(parsed.program, parsed.sourceType) } : {}),
+  };
+}
+
+/**
+ * The key under which execution options carry code a caller already
+ * prepared (`Symbol.for`, so two copies of this package agree). Internal to
+ * the facade and the engines; not part of `SandboxOptions`.
+ */
+const PREPARED_CODE = Symbol.for("@suaveplan/sandbox.preparedCode");
+
+/**
+ * `options` with `prepared` handed down to the engine, which then does not
+ * parse `prepared.code` again (see {@link preparedCodeFor}). The object is a
+ * copy; a symbol key is not seen by the options schema, nor sent anywhere.
+ */
+export function withPreparedCode<T extends object>(options: T, prepared: PreparedGuestCode): T {
+  return Object.assign({}, options, { [PREPARED_CODE]: prepared });
+}
+
+/** The prepared code handed down with `options` when it was prepared from exactly `code`, else undefined. */
+export function preparedCodeFor(options: unknown, code: string): PreparedGuestCode | undefined {
+  if (typeof options !== "object" || options === null) return undefined;
+  const prepared = (options as { [PREPARED_CODE]?: unknown })[PREPARED_CODE];
+  if (typeof prepared !== "object" || prepared === null) return undefined;
+  return (prepared as PreparedGuestCode).code === code ? (prepared as PreparedGuestCode) : undefined;
 }
 
 /** The reason and the 1-based line a {@link ModelCodeShape} is reported at (the first fence line, else 1). */

@@ -1,5 +1,5 @@
 import { types } from "node:util";
-import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
+import { preparedCodeFor, prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
 import type { WrapShift } from "@suaveplan/sandbox-core/guest-script";
 import { parseSandboxOptions } from "@suaveplan/sandbox-core/schemas";
@@ -144,9 +144,12 @@ export function buildExecutionRequest(
     };
   }
   const maxTimers = defaults.maxTimers ?? DEFAULT_MAX_TIMERS;
-  const refusal = refuseDynamicImport(source);
+  // Parsed once: by the facade, which hands its analysis down with the options, else here (analysed
+  // only when the code mentions `import`, the one finding an engine needs).
+  const prepared =
+    preparedCodeFor(options, source) ?? prepareGuestCode(source, { analyse: source.includes("import") });
+  const refusal = refuseDynamicImport(source, prepared);
   if (refusal !== undefined) return { ok: false, result: failure(SANDBOX_CODES.CODE_BLOCKED, refusal) };
-  const prepared = prepareGuestCode(source);
   if (prepared.modelShape !== undefined) {
     // Said before running: run as written, these shapes fail with an unrelated TypeError or complete with undefined.
     const { reason, line } = prepared.modelShape;
@@ -179,7 +182,14 @@ export function buildExecutionRequest(
       maxResultBytes: memoryLimit,
       maxCallBytes: resolved.hostCalls?.maxCallBytes ?? defaults.maxCallBytes ?? DEFAULT_MAX_CALL_BYTES,
       ...(resolved.hostCalls === undefined ? {} : { tools: [...resolved.hostCalls.names] }),
-      straightLine: sourceModules.length === 0 && isStraightLine(prepared.source),
+      straightLine:
+        sourceModules.length === 0 &&
+        isStraightLine(
+          prepared.source,
+          prepared.source === prepared.code && prepared.sourceType === "script"
+            ? prepared.program
+            : undefined,
+        ),
     },
   };
 }

@@ -1,4 +1,4 @@
-import { LruCache, parseGuestCode } from "@suaveplan/sandbox-core/code-transformer";
+import { LruCache, type PreparedGuestCode, parseGuestCode } from "@suaveplan/sandbox-core/code-transformer";
 
 /** Longest source worth proving straight-line (longer code always runs under the watchdog). */
 const MAX_PROVABLE_LENGTH = 2_000;
@@ -66,10 +66,13 @@ function straight(node: LooseNode): boolean {
  * for every `runInContext` with `timeout`, the largest fixed cost of a small
  * execution). Anything not proven runs under the watchdog. Only valid when
  * no source module (whose functions a getter could reach) is registered.
+ * `program`: `code` already parsed as a script, so it is not parsed again.
  */
-export function isStraightLine(code: string): boolean {
+export function isStraightLine(code: string, program?: PreparedGuestCode["program"]): boolean {
   // Calls, loops and functions all need a parenthesis: skip the parse for them.
   if (code.length > MAX_PROVABLE_LENGTH || code.includes("(")) return false;
+  // The execution's own parse of this code, when it was parsed (as a script) already.
+  if (program !== undefined) return straight(program as unknown as LooseNode);
   const known = proven.get(code);
   if (known !== undefined) return known;
   const parsed = parseGuestCode(code);

@@ -1,6 +1,12 @@
 import { context as otelContext } from "@opentelemetry/api";
 import { type AuditEntry, AuditLogger, type AuditStatistics } from "@suaveplan/sandbox-core/audit-logger";
-import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
+import {
+  CodeTransformer,
+  LruCache,
+  MAX_CACHED_CODE_LENGTH,
+  type TransformResult,
+  withPreparedCode,
+} from "@suaveplan/sandbox-core/code-transformer";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { ModuleResolver } from "@suaveplan/sandbox-core/module-resolver";
 import { SandboxPool } from "@suaveplan/sandbox-core/pool";
@@ -226,6 +232,12 @@ class SandboxFacade implements Sandbox {
   private readonly limiter: ResourceLimiter;
   private readonly resolver: ModuleResolver;
   private readonly transformer: CodeTransformer;
+  /**
+   * This sandbox's verdicts on code it ran lately, with the code parsed and analysed (up to 16 KiB
+   * each, 128 at most): a program sent again (an agent's retry, a playground's rerun) is neither
+   * parsed nor analysed again. Per sandbox: its rules are fixed at construction.
+   */
+  private readonly verdicts = new LruCache<string, TransformResult>(128);
   private runner: Promise<Runner> | undefined;
   private factory: Promise<EngineFactory> | undefined;
   private destroyed = false;
@@ -510,9 +522,9 @@ class SandboxFacade implements Sandbox {
       }
       code = stripped.code;
     }
-    // The transformer's parse is shared with the engine (prepareGuestCode caches it). Code that
-    // does not parse goes on to the engine, which reports V8's SyntaxError with its line and column.
-    const transformed = this.transformer.transform(code);
+    // The transformer's parse is handed down to the engine (withPreparedCode): one parse per execution.
+    // Code that does not parse goes on to the engine, which reports V8's SyntaxError with its line and column.
+    const transformed = this.check(code);
     if (transformed.blocked) {
       const rule = transformed.blockedBy ?? "unknown-rule";
       recordRuleBlock(rule);
@@ -530,7 +542,23 @@ class SandboxFacade implements Sandbox {
       const code = error instanceof SandboxError ? error.code : SANDBOX_CODES.ENGINE_UNAVAILABLE;
       return failure(code, withoutCode(message));
     }
-    return runner.execute(transformed.code, context, options);
+    const prepared = transformed.prepared;
+    return runner.execute(
+      transformed.code,
+      context,
+      prepared === undefined ? options : withPreparedCode(options, prepared),
+    );
+  }
+
+  /** The transformer's verdict on `code`, remembered for short code (see {@link verdicts}). */
+  private check(code: string): TransformResult {
+    if (code.length > MAX_CACHED_CODE_LENGTH) return this.transformer.transform(code);
+    let verdict = this.verdicts.get(code);
+    if (verdict === undefined) {
+      verdict = this.transformer.transform(code);
+      this.verdicts.set(code, verdict);
+    }
+    return verdict;
   }
 
   private finish(
