@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { prepareGuestCode } from "./prepare-guest-code.js";
+import { preparedCodeFor, prepareGuestCode, withPreparedCode } from "./prepare-guest-code.js";
 
 describe("prepareGuestCode model shapes", () => {
   it("names fenced code, with or without prose around it, at the first fence line", () => {
@@ -32,5 +32,28 @@ describe("prepareGuestCode model shapes", () => {
     ]) {
       expect(prepareGuestCode(code).modelShape, code).toBeUndefined();
     }
+  });
+});
+
+describe("handing prepared code down with the options", () => {
+  it("an engine gets back what the facade prepared, only for that very code and only a record prepareGuestCode made", () => {
+    const prepared = prepareGuestCode("await 1", { analyse: true });
+    const options = withPreparedCode({ timeout: 5 }, prepared);
+    const lookAlike = withPreparedCode({}, { ...prepared, source: "import('node:fs')" });
+    expect({
+      found: preparedCodeFor(options, "await 1") === prepared,
+      otherCode: preparedCodeFor(options, "await 2"),
+      lookAlike: preparedCodeFor(lookAlike, "await 1"),
+      none: preparedCodeFor({ timeout: 5 }, "await 1"),
+      keys: Object.keys(options),
+      frozen: Object.isFrozen(prepared),
+    }).toEqual({
+      found: true,
+      otherCode: undefined,
+      lookAlike: undefined,
+      none: undefined,
+      keys: ["timeout"],
+      frozen: true,
+    });
   });
 });

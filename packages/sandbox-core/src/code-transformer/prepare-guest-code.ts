@@ -53,7 +53,13 @@ const MAY_NEED_WRAPPING = /await|return/;
  * wrapping is not parsed at all. Nothing is kept between calls.
  */
 export function prepareGuestCode(code: string, options: { analyse?: boolean } = {}): PreparedGuestCode {
-  if (options.analyse !== true && !MAY_NEED_WRAPPING.test(code) && !MAY_HAVE_MODEL_SHAPE.test(code)) {
+  const prepared = Object.freeze(prepare(code, options.analyse === true));
+  madeHere.add(prepared);
+  return prepared;
+}
+
+function prepare(code: string, analyse: boolean): PreparedGuestCode {
+  if (!analyse && !MAY_NEED_WRAPPING.test(code) && !MAY_HAVE_MODEL_SHAPE.test(code)) {
     return { code, source: code, async: false };
   }
   const parsed = parseGuestCode(code);
@@ -80,16 +86,24 @@ export function prepareGuestCode(code: string, options: { analyse?: boolean } = 
     program: parsed.program,
     ...(shape === undefined ? {} : { modelShape: describeShape(code, shape) }),
     sourceType: parsed.sourceType,
-    ...(options.analyse === true ? { findings: analyzeProgram(parsed.program, parsed.sourceType) } : {}),
+    ...(analyse ? { findings: analyzeProgram(parsed.program, parsed.sourceType) } : {}),
   };
 }
 
 /**
  * The key under which execution options carry code a caller already
- * prepared (`Symbol.for`, so two copies of this package agree). Internal to
- * the facade and the engines; not part of `SandboxOptions`.
+ * prepared. Internal to the facade and the engines; not part of
+ * `SandboxOptions`, and not registered (`Symbol.for`), so only this module
+ * can read it.
  */
-const PREPARED_CODE = Symbol.for("@suaveplan/sandbox.preparedCode");
+const PREPARED_CODE = Symbol("preparedCode");
+
+/**
+ * Every record {@link prepareGuestCode} made (frozen): an engine runs a
+ * handed-down `source` only when this module made it from the very code it
+ * was given, never a look-alike whose `source` differs from what was checked.
+ */
+const madeHere = new WeakSet<PreparedGuestCode>();
 
 /**
  * `options` with `prepared` handed down to the engine, which then does not
@@ -104,7 +118,8 @@ export function withPreparedCode<T extends object>(options: T, prepared: Prepare
 export function preparedCodeFor(options: unknown, code: string): PreparedGuestCode | undefined {
   if (typeof options !== "object" || options === null) return undefined;
   const prepared = (options as { [PREPARED_CODE]?: unknown })[PREPARED_CODE];
-  if (typeof prepared !== "object" || prepared === null) return undefined;
+  if (typeof prepared !== "object" || prepared === null || !madeHere.has(prepared as PreparedGuestCode))
+    return undefined;
   return (prepared as PreparedGuestCode).code === code ? (prepared as PreparedGuestCode) : undefined;
 }
 
