@@ -97,6 +97,8 @@ export class AuditLogger {
   private count = 0;
   private readonly onLog: ((entry: AuditEntry) => void) | undefined;
   private readonly clock: Clock;
+  /** The last code hashed and its hash: a program run again is not hashed again. */
+  private lastHashed: { code: string; hash: string } | undefined;
 
   constructor(options: AuditLoggerOptions = {}) {
     this.capacity = positiveInteger("maxEntries", options.maxEntries ?? DEFAULT_MAX_ENTRIES, "10000");
@@ -107,6 +109,11 @@ export class AuditLogger {
     );
     this.onLog = optionalFunction("onLog", options.onLog);
     this.clock = optionalFunction("clock", options.clock) ?? Date.now;
+  }
+
+  private hashOf(code: string): string {
+    if (this.lastHashed?.code !== code) this.lastHashed = { code, hash: hashCode(code) };
+    return this.lastHashed.hash;
   }
 
   /** How many entries are retained at most. */
@@ -126,7 +133,7 @@ export class AuditLogger {
       -readonly [K in keyof AuditEntry]: AuditEntry[K];
     } = {
       timestamp: new Date(now).toISOString(),
-      codeHash: hashCode(code),
+      codeHash: this.hashOf(code),
       duration: result.duration,
       success: result.success,
       memoryUsed: result.memoryUsed ?? 0,

@@ -207,7 +207,8 @@ export type CheckedInput =
  */
 export function checkExecutionInput(code: unknown, context: unknown, options: unknown): CheckedInput {
   let resolved: SandboxOptions = {};
-  if (options !== undefined) {
+  // `{}` (what the facade hands an engine when no option was given) needs no schema.
+  if (options !== undefined && !isEmptyObject(options)) {
     try {
       resolved = parseSandboxOptions(options);
     } catch (error) {
@@ -227,6 +228,15 @@ export function checkExecutionInput(code: unknown, context: unknown, options: un
     return { ok: false, result: failure(SANDBOX_CODES.INVALID_OPTIONS, CONTEXT_SHAPE) };
   }
   return { ok: true, code, options: resolved };
+}
+
+/** A plain object with no own string keys (a symbol key, as `withPreparedCode` adds, is no option). */
+function isEmptyObject(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || types.isProxy(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return (
+    (prototype === Object.prototype || prototype === null) && Object.getOwnPropertyNames(value).length === 0
+  );
 }
 
 const CONTEXT_SHAPE = "context: must be a plain object of values to copy in as globals";
