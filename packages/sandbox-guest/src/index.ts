@@ -36,6 +36,7 @@ export {
   withoutCode,
 } from "./host/execution-request.js";
 export { ModuleRegistry } from "./host/module-registry.js";
+export { readExecutionRequest } from "./host/read-execution-request.js";
 export { refuseDynamicImport } from "./host/refuse-dynamic-import.js";
 export {
   capWasmMemory,

@@ -16,6 +16,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { MEMORY_SAMPLE_MS } from "@suaveplan/sandbox-core/worker-memory";
 import {
   DEFAULT_MAX_TIMERS,
+  type ExecutionRequest,
   type GuestDriver,
   type GuestOutcome,
   GuestScriptCache,
@@ -25,6 +26,7 @@ import {
   memoryGrownSince,
   type PreparedVmRealm,
   prepareVmRealm,
+  readExecutionRequest,
   refusedAllocation,
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
@@ -110,9 +112,18 @@ port.on("message", (message: HostMessage) => {
     return;
   }
   if (message?.type !== "run" || driver !== undefined || spent) return;
-  const { request, memoryLimit, reuse } = message;
+  const { memoryLimit, reuse } = message;
   current = message.run;
   spent = reuse !== true;
+  let request: ExecutionRequest;
+  try {
+    request = readExecutionRequest(message.request);
+  } catch (error) {
+    spent = true; // the host retires a worker that faulted
+    const why = error instanceof Error ? error.message : String(error);
+    post({ type: "done", outcome: { kind: "fault", message: `the worker could not read the run: ${why}` } });
+    return;
+  }
   const memoryBefore = isolateMemoryParts();
   const running = startVmExecution(request, {
     onLog: (entry) => post({ type: "log", level: entry.level, message: entry.message }),

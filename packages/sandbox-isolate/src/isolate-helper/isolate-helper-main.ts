@@ -14,7 +14,12 @@
  * this process then follows its lifeline).
  */
 import { SandboxError } from "@suaveplan/sandbox-core/error-codes";
-import { type DriverEvent, type GuestDriver, withoutCode } from "@suaveplan/sandbox-guest";
+import {
+  type DriverEvent,
+  type GuestDriver,
+  readExecutionRequest,
+  withoutCode,
+} from "@suaveplan/sandbox-guest";
 import type { FromHelper, ToHelper } from "../internal/helper-protocol.js";
 import { IsolatePool } from "../internal/isolate-pool.js";
 import { startIsolateRun } from "../internal/isolate-run.js";
@@ -72,11 +77,13 @@ process.on("message", (message: ToHelper) => {
 });
 post({ type: "ready" });
 
-function run(id: number, { request, memoryLimitMiB }: Extract<ToHelper, { type: "run" }>): void {
+function run(id: number, message: Extract<ToHelper, { type: "run" }>): void {
   pool ??= new IsolatePool(factory, 1);
   const send = (event: DriverEvent) => post({ type: "event", id, event });
+  const { memoryLimitMiB } = message;
   let started: ReturnType<typeof startIsolateRun>;
   try {
+    const request = readExecutionRequest(message.request);
     started = startIsolateRun(pool, request, memoryLimitMiB, {
       onLog: (entry) => send({ type: "log", level: entry.level, message: entry.message }),
       // Only a run with host calls has a `tools` global; without it the driver refuses every call.

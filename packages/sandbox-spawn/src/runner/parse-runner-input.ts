@@ -1,22 +1,10 @@
-import { MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
-import type { ExecutionRequest } from "@suaveplan/sandbox-guest";
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-const LIMITS = [
-  "timeoutMs",
-  "maxOutputSize",
-  "maxLogLines",
-  "maxTimers",
-  "maxTimerCreations",
-  "maxResultBytes",
-  "maxCallBytes",
-] as const;
-const SHIFT_FIELDS = ["line", "column", "length"] as const;
+import { type ExecutionRequest, readExecutionRequest } from "@suaveplan/sandbox-guest";
 
 /**
- * Read the `ExecutionRequest` the runner got on stdin, keeping only its known
- * fields. Throws a plain `Error` naming the first bad field; the runner
- * reports it as a `fault`, so the host sees `SANDBOX_SPAWN_FAILED`.
+ * Read the `ExecutionRequest` the runner got on stdin (one JSON object),
+ * checked by sandbox-guest's `readExecutionRequest`. Throws a plain `Error`
+ * naming the first bad field; the runner reports it as a `fault`, so the host
+ * sees `SANDBOX_SPAWN_FAILED`.
  */
 export function parseRunnerInput(text: string): ExecutionRequest {
   let raw: unknown;
@@ -25,69 +13,7 @@ export function parseRunnerInput(text: string): ExecutionRequest {
   } catch {
     throw new Error("request: stdin is not one JSON object");
   }
-  if (!isRecord(raw)) throw new Error("request: stdin is not one JSON object");
-  for (const field of ["code", "contextText", "modulesText"] as const) {
-    if (typeof raw[field] !== "string") throw new Error(`request.${field}: must be a string`);
-  }
-  const request = {
-    code: raw.code,
-    contextText: raw.contextText,
-    modulesText: raw.modulesText,
-    sourceModules: sourceModulesOf(raw.sourceModules),
-  } as ExecutionRequest;
-  for (const field of LIMITS) {
-    const value = raw[field];
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-      throw new Error(`request.${field}: must be a positive integer`);
-    }
-    request[field] = value;
-  }
-  if (request.timeoutMs > MAX_TIMER_MS)
-    throw new Error(`request.timeoutMs: must be at most ${MAX_TIMER_MS} (ms)`);
-  if (raw.shift !== undefined) request.shift = shiftOf(raw.shift);
-  if (raw.tools !== undefined) {
-    if (!Array.isArray(raw.tools) || !raw.tools.every((name) => typeof name === "string")) {
-      throw new Error("request.tools: must be an array of strings");
-    }
-    request.tools = [...raw.tools];
-  }
-  if (raw.straightLine !== undefined) {
-    if (typeof raw.straightLine !== "boolean") throw new Error("request.straightLine: must be a boolean");
-    request.straightLine = raw.straightLine;
-  }
-  return request;
-}
-
-function sourceModulesOf(value: unknown): ExecutionRequest["sourceModules"] {
-  if (!Array.isArray(value)) throw new Error("request.sourceModules: must be an array");
-  return value.map((module: unknown, index) => {
-    if (!isRecord(module) || typeof module.name !== "string" || !IDENTIFIER.test(module.name)) {
-      throw new Error(`request.sourceModules[${index}].name: must be a JavaScript identifier`);
-    }
-    if (typeof module.source !== "string")
-      throw new Error(`request.sourceModules[${index}].source: must be a string`);
-    return { name: module.name, source: module.source };
-  });
-}
-
-function shiftOf(value: unknown): NonNullable<ExecutionRequest["shift"]> {
-  if (!isRecord(value)) throw new Error("request.shift: must be an object");
-  if (!Array.isArray(value.insertions)) throw new Error("request.shift.insertions: must be an array");
-  const insertions = value.insertions.map((entry: unknown, index): [number, number, number] => {
-    if (!Array.isArray(entry) || entry.length !== SHIFT_FIELDS.length) {
-      throw new Error(`request.shift.insertions[${index}]: must be [line, column, length]`);
-    }
-    SHIFT_FIELDS.forEach((field, at) => {
-      const n: unknown = entry[at];
-      if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
-        throw new Error(`request.shift.insertions[${index}] (${field}): must be a non-negative integer`);
-      }
-    });
-    return [entry[0], entry[1], entry[2]];
-  });
-  return { insertions };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new Error("request: stdin is not one JSON object");
+  return readExecutionRequest(raw);
 }
