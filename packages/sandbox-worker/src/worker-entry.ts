@@ -121,7 +121,11 @@ port.on("message", (message: HostMessage) => {
   } catch (error) {
     spent = true; // the host retires a worker that faulted
     const why = error instanceof Error ? error.message : String(error);
-    post({ type: "done", outcome: { kind: "fault", message: `the worker could not read the run: ${why}` } });
+    post({
+      type: "done",
+      outcome: { kind: "fault", message: `the worker could not read the run: ${why}` },
+      memoryUsed: undefined,
+    });
     return;
   }
   const memoryBefore = isolateMemoryParts();
