@@ -58,6 +58,18 @@ describe("one parse per execution, at any code size", () => {
     },
   );
 
+  it("a program sent again is parsed at most once; the sandbox keeps the parse of short code only", async () => {
+    const sandbox = createSandbox({ engine: "vm" });
+    sandboxes.push(sandbox);
+    const short = "await null; 6 * 7";
+    const long = `await null;\n${"let y = 1;\n".repeat(400)}42`; // over 2,000 characters
+    const parses: number[] = [];
+    for (const code of [short, short, long, long])
+      parses.push((await parsesOf(() => sandbox.execute(code))).parses);
+    // The short one's parse is kept with its verdict; the long one's is not (the engine parses it again).
+    expect(parses).toEqual([1, 0, 1, 1]);
+  });
+
   it.each(ENGINES)("%s: the engine alone parses it once", async (engine) => {
     const made =
       engine === "vm"

@@ -233,9 +233,11 @@ class SandboxFacade implements Sandbox {
   private readonly resolver: ModuleResolver;
   private readonly transformer: CodeTransformer;
   /**
-   * This sandbox's verdicts on code it ran lately, with the code parsed and analysed (up to 16 KiB
-   * each, 128 at most): a program sent again (an agent's retry, a playground's rerun) is neither
-   * parsed nor analysed again. Per sandbox: its rules are fixed at construction.
+   * This sandbox's verdicts on code it ran lately (up to 16 KiB each, 128 at most): a program sent
+   * again (an agent's retry, a playground's rerun) is not analysed again. The parse itself (an acorn
+   * tree, many times the code's size) is kept only for code of at most {@link KEPT_PARSE_LENGTH}
+   * characters; longer code sent again is parsed once, by the engine. Per sandbox: its rules are
+   * fixed at construction.
    */
   private readonly verdicts = new LruCache<string, TransformResult>(128);
   private runner: Promise<Runner> | undefined;
@@ -553,11 +555,14 @@ class SandboxFacade implements Sandbox {
   /** The transformer's verdict on `code`, remembered for short code (see {@link verdicts}). */
   private check(code: string): TransformResult {
     if (code.length > MAX_CACHED_CODE_LENGTH) return this.transformer.transform(code);
-    let verdict = this.verdicts.get(code);
-    if (verdict === undefined) {
-      verdict = this.transformer.transform(code);
-      this.verdicts.set(code, verdict);
-    }
+    const kept = this.verdicts.get(code);
+    if (kept !== undefined) return kept;
+    const verdict = this.transformer.transform(code);
+    const { prepared, ...withoutParse } = verdict;
+    this.verdicts.set(
+      code,
+      code.length <= KEPT_PARSE_LENGTH || prepared === undefined ? verdict : withoutParse,
+    );
     return verdict;
   }
 
@@ -619,6 +624,13 @@ class SandboxFacade implements Sandbox {
     }
   }
 }
+
+/**
+ * Longest code whose parse a sandbox keeps with its verdict, in characters: what the engines'
+ * straight-line proof reads (a parse kept for longer code would save one parse at many times
+ * the code's size in memory).
+ */
+const KEPT_PARSE_LENGTH = 2_000;
 
 /** A value {@link contextDeclarations} types as `any`. */
 const UNKNOWN_VALUE = Symbol("unknown");
