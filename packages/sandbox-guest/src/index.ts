@@ -88,4 +88,5 @@ export {
   prepareVmRealm,
   useKernelScript,
   type VmRealmOptions,
+  v8SyntaxRecord,
 } from "./vm-realm/vm-realm.js";

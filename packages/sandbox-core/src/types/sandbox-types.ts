@@ -254,8 +254,17 @@ export interface SandboxModule {
 
 /** What an engine guarantees, as data (callers never special-case engine names). */
 export interface EngineCapabilities {
-  /** True only when the engine alone is a security boundary (a V8 isolate). */
+  /** True only when the engine alone is a security boundary (a V8 isolate, a WebAssembly interpreter). */
   securityBoundary: boolean;
+  /**
+   * The JavaScript engine that runs guest code, where it is not V8. Errors it
+   * raises itself carry its own wording (`cannot read property 'x' of null`
+   * in QuickJS), and a stack frame's column is its idea of where on the line
+   * the frame is (the line is the same; the column may name another token of
+   * it). What the kernel says (codes, console text, results, thrown values'
+   * names and messages) is the same on every engine. Absent: V8.
+   */
+  javascriptEngine?: "v8" | "quickjs";
   /** One-line statement of the engine's security tier, for docs and CLI output. */
   tier: string;
   /** `memoryLimit` is enforced by the engine. */

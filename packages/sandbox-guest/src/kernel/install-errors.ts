@@ -4,7 +4,8 @@ import type { ErrorRecord, KernelKit } from "./kernel-kit.js";
  * GUEST REALM. Stack traces that show guest frames only, and the one way the
  * kernel describes a thrown or rejected value.
  *
- * `Error.prepareStackTrace` is pinned (non-writable, non-configurable) to a
+ * `Error.prepareStackTrace` is pinned (non-writable, non-configurable; in
+ * QuickJS-ng, where it is an accessor, through its setter and then getter-only) to a
  * formatter that keeps only frames of the guest file and of registered source
  * modules, formatted by the kernel itself (`at fn (sandbox.js:3:7)`), so user
  * code never receives CallSite objects, host paths, `node:internal` frames or
@@ -99,13 +100,17 @@ export function installErrors(kit: KernelKit): void {
     let fnName = callOf(frame, "getFunctionName");
     // Code the kernel evaluates itself (an isolate's `evaluate` entry) names its nameless functions "eval".
     if (fnName === "eval" && callOf(frame, "isEval") === true) fnName = "";
+    // QuickJS names a script's top level "<eval>" (no identifier can be spelled so); V8 names it nothing.
+    if (fnName === "<eval>") fnName = "";
     const prefix = `${callOf(frame, "isAsync") === true ? "async " : ""}${callOf(frame, "isConstructor") === true ? "new " : ""}`;
     return typeof fnName === "string" && fnName !== ""
       ? `${prefix}${fnName} (${where})`
       : `${prefix}${where}`;
   };
 
+  let formatted = 0;
   const prepareStackTrace = (error: unknown, frames: unknown): string => {
+    formatted++;
     let text = header(error);
     const list = frames as unknown[];
     for (let i = 0; i < list.length; i++) {
@@ -120,10 +125,27 @@ export function installErrors(kit: KernelKit): void {
   locked.writable = false;
   locked.enumerable = false;
   locked.configurable = false;
-  locked.value = prepareStackTrace;
-  defineProperty(ErrorCtor, "prepareStackTrace", locked);
+  const engineHook = getOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
+  if (engineHook !== undefined && typeof engineHook.set === "function") {
+    // QuickJS-ng keeps the formatter in the engine behind an accessor: set it through the setter,
+    // then keep only the getter (a data property in its place would never be consulted).
+    apply(engineHook.set, ErrorCtor, [prepareStackTrace]);
+    const getterOnly = Object.create(null) as PropertyDescriptor;
+    if (engineHook.get !== undefined) getterOnly.get = engineHook.get;
+    getterOnly.set = undefined as never;
+    getterOnly.enumerable = false;
+    getterOnly.configurable = false;
+    defineProperty(ErrorCtor, "prepareStackTrace", getterOnly);
+  } else {
+    locked.value = prepareStackTrace;
+    defineProperty(ErrorCtor, "prepareStackTrace", locked);
+  }
   locked.value = ErrorCtor;
   defineProperty(globalThis, "Error", locked);
+  const before = formatted;
+  // Reflect.construct: a bundler drops a bare `new Error()` whose value is unused.
+  Reflect.construct(ErrorCtor, []);
+  kit.stacksAtConstruction = formatted !== before;
 
   // V8's accessor for `stack` (own on each error from Node 22's V8, on the prototype in some
   // builds); looked up on first use, so installing the kernel formats no stack.

@@ -42,6 +42,8 @@ export function installWebGlobals(kit: KernelKit): void {
   const functionToString = Function.prototype.toString;
   const dateNow = Date.now;
   const ErrorCtor = Error;
+  const captureStackTrace = (ErrorCtor as { captureStackTrace?: (target: object, fn?: unknown) => void })
+    .captureStackTrace;
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
   const MapCtor = Map;
@@ -267,6 +269,9 @@ export function installWebGlobals(kit: KernelKit): void {
         } else {
           this.#name = StringCtor(options);
         }
+        // Where the stack was formatted by `super()` (QuickJS), it read no name or message yet.
+        if (kit.stacksAtConstruction && captureStackTrace !== undefined)
+          apply(captureStackTrace, ErrorCtor, [this, DOMException]);
       }
       override get name(): string {
         return this.#name;

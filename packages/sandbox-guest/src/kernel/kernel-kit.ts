@@ -102,6 +102,12 @@ export interface KernelKit {
    * not run. `undefined` when there is none; never throws.
    */
   nativeStackOf(error: object): string | undefined;
+  /**
+   * The engine formats `stack` when an error is made (QuickJS), not when it
+   * is first read (V8): an error whose name or message is set after `super()`
+   * must capture its stack again.
+   */
+  stacksAtConstruction: boolean;
 
   // ---- the rest, added by the remaining parts ---------------------------
   /** Define a global of the guest realm (non-enumerable, writable, configurable). */

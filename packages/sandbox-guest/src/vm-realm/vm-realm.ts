@@ -573,6 +573,20 @@ class VmRealm implements GuestRealm {
   }
 }
 
+/**
+ * How V8 words the syntax error of `code`, compiled as the vm realm compiles
+ * it and never run; undefined when V8 compiles it. For a realm with another
+ * parser (QuickJS), so a syntax error reads the same on every engine.
+ */
+export function v8SyntaxRecord(code: string): ReturnType<typeof syntaxRecord> | undefined {
+  try {
+    compileGuestScript(code);
+    return undefined;
+  } catch (error) {
+    return syntaxRecord(error);
+  }
+}
+
 /** `SyntaxError` location from node's decorated compile error (`sandbox.js:3` header). */
 function syntaxRecord(error: unknown): {
   name: string;

@@ -1,0 +1,5 @@
+export {
+  QUICKJS_CAPABILITIES,
+  QuickJsEngine,
+  type QuickJsEngineOptions,
+} from "./quickjs-engine/quickjs-engine.js";

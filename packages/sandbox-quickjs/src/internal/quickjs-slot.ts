@@ -1,0 +1,350 @@
+import { randomFillSync } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import variantExport from "@jitl/quickjs-ng-wasmfile-release-sync";
+import { buildKernelSource, type KernelBridge } from "@suaveplan/sandbox-guest";
+import {
+  type CustomizeVariantOptions,
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSSyncVariant,
+} from "quickjs-emscripten-core";
+
+const PAGE = 65_536;
+/** What the module's own glue starts with (`INITIAL_MEMORY`); its data and stack sit in it. */
+const INITIAL_PAGES = 256;
+/** wasm32's ceiling. */
+const MAX_PAGES = 32_768;
+/** The kernel's script-scope binding inside a slot (no guest code runs before it is bound). */
+const KERNEL_FILENAME = "suaveplan:kernel";
+/** The stack QuickJS may use for guest code, in bytes (its default is 1 MiB). */
+const MAX_STACK_BYTES = 1024 * 1024;
+
+/** The pinned QuickJS build (its CommonJS typings name the variant `default`). */
+const variant = ((variantExport as { default?: QuickJSSyncVariant }).default ??
+  variantExport) as QuickJSSyncVariant;
+
+/** What this package uses of the WebAssembly global (Node's typings do not declare it). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(deltaPages: number): number;
+}
+interface WasmApi {
+  Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+  compile(bytes: Uint8Array): Promise<object>;
+}
+const Wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+let compiled: Promise<object> | undefined;
+
+/** The QuickJS build, compiled once per process (each slot instantiates it with its own memory). */
+function compiledModule(): Promise<object> {
+  compiled ??= (async () => {
+    const path = createRequire(import.meta.url).resolve("@jitl/quickjs-ng-wasmfile-release-sync/wasm");
+    return Wasm.compile(readFileSync(path));
+  })();
+  return compiled;
+}
+
+/**
+ * One QuickJS instance (its own WebAssembly memory) with the shared kernel
+ * compiled into it once, and an image of its memory taken right after. A run
+ * starts by copying the image back, so each run sees a realm in which no
+ * guest code has ever run — the kernel's compile (tens of ms in QuickJS) is
+ * paid once per slot, not per run. One run at a time per slot.
+ *
+ * What the image cannot reset is re-made per run: the kernel is installed
+ * with fresh entropy (its `crypto`), and QuickJS's `Math.random` state is
+ * reseeded (see {@link calibrateRandomState}).
+ *
+ * The memory limit is the slot's: the module's memory may grow to the image
+ * plus `memoryLimit` and no further. QuickJS's own `setMemoryLimit` does not
+ * bound a total in this build (it counts 8 bytes per allocation: the
+ * platform reports no usable size), so the slot refuses the memory's growth
+ * instead and remembers that it did ({@link exceeded}): the run ends
+ * `SANDBOX_MEMORY_EXCEEDED` even when the guest catches QuickJS's
+ * "out of memory".
+ */
+export class QuickJsSlot {
+  /** The run's bridge; the kernel's bridge function forwards to it. */
+  bridge: KernelBridge = () => undefined;
+  /** `performance.now()` past which the interrupt handler stops guest code. */
+  deadline = Number.POSITIVE_INFINITY;
+  /** The interrupt handler stopped guest code since {@link restore}. */
+  interrupted = false;
+  /** False once the slot cannot be trusted to run again (a fault mid-run). */
+  healthy = true;
+
+  private constructor(
+    readonly memoryLimit: number,
+    private readonly memory: WasmMemory,
+    readonly runtime: QuickJSRuntime,
+    readonly context: QuickJSContext,
+    /** The kernel's `install(bridge, configJson)`. */
+    readonly install: QuickJSHandle,
+    /** The function the kernel calls as its bridge. */
+    readonly bridgeFunction: QuickJSHandle,
+    private readonly image: Uint8Array,
+    private readonly randomStateAt: number,
+    /** Byte offset of the allocator's break (see {@link heapEnd}), or -1 when it was not found. */
+    private readonly breakAt: number,
+    private readonly guard: MemoryGuard,
+  ) {}
+
+  /** The memory refused to grow past the limit since {@link restore}. */
+  get exceeded(): boolean {
+    return this.guard.exceeded;
+  }
+
+  /** A slot whose runs may allocate `memoryLimit` bytes beyond the kernel's image. */
+  static async create(memoryLimit: number): Promise<QuickJsSlot> {
+    const memory = new Wasm.Memory({ initial: INITIAL_PAGES, maximum: MAX_PAGES });
+    const guard: MemoryGuard = { capBytes: MAX_PAGES * PAGE, exceeded: false };
+    const grow = memory.grow.bind(memory);
+    // The module's glue grows its memory only through this object (emscripten_resize_heap).
+    Object.defineProperty(memory, "grow", {
+      value(delta: number): number {
+        if (memory.buffer.byteLength + delta * PAGE > guard.capBytes) {
+          guard.exceeded = true;
+          throw new RangeError("the sandbox's memory limit");
+        }
+        return grow(delta);
+      },
+    });
+    const module = await compiledModule();
+    const qjs = await newQuickJSWASMModuleFromVariant(
+      newVariant(variant, {
+        wasmModule: module as NonNullable<CustomizeVariantOptions["wasmModule"]>,
+        wasmMemory: memory as unknown as NonNullable<CustomizeVariantOptions["wasmMemory"]>,
+      }),
+    );
+    const runtime = qjs.newRuntime();
+    runtime.setMaxStackSize(MAX_STACK_BYTES);
+    const context = runtime.newContext();
+    let slot: QuickJsSlot | undefined;
+    runtime.setInterruptHandler(() => {
+      if (slot === undefined || performance.now() <= slot.deadline) return false;
+      slot.interrupted = true;
+      return true;
+    });
+    const bridgeFunction = context.newFunction("bridge", (...handles) => {
+      const args = handles.map((handle) => primitiveOf(context, handle));
+      return handleOf(context, (slot as QuickJsSlot).bridge(args[0] as string, args[1], args[2], args[3]));
+    });
+    const evaluated = context.evalCode(buildKernelSource("kernel"), KERNEL_FILENAME, { type: "global" });
+    if (evaluated.error !== undefined) {
+      const reason = context.dump(evaluated.error);
+      throw new Error(`the kernel does not compile in QuickJS: ${JSON.stringify(reason)}`);
+    }
+    const install = evaluated.value;
+    const randomStateAt = calibrateRandomState(context, memory);
+    const image = new Uint8Array(memory.buffer).slice();
+    const { end, breakAt } = heapEnd(context, memory, image);
+    new Uint8Array(memory.buffer).set(image);
+    slot = new QuickJsSlot(
+      memoryLimit,
+      memory,
+      runtime,
+      context,
+      install,
+      bridgeFunction,
+      image.slice(0, end),
+      randomStateAt,
+      breakAt,
+      guard,
+    );
+    guard.capBytes = Math.min(
+      MAX_PAGES * PAGE,
+      Math.max(memory.buffer.byteLength, roundUp(end + memoryLimit)),
+    );
+    return slot;
+  }
+
+  /** Bytes of the image: what a run starts from. */
+  get imageBytes(): number {
+    return this.image.byteLength;
+  }
+
+  /** Put the memory back as it was after the kernel compiled, and reseed `Math.random`. */
+  restore(bridge: KernelBridge): void {
+    const heap = new Uint8Array(this.memory.buffer);
+    heap.set(this.image);
+    const seed = new Uint32Array(2);
+    do randomFillSync(seed);
+    while (seed[0] === 0 && seed[1] === 0);
+    const words = new Uint32Array(this.memory.buffer);
+    words[this.randomStateAt >> 2] = seed[0] as number;
+    words[(this.randomStateAt >> 2) + 1] = seed[1] as number;
+    this.bridge = bridge;
+    this.deadline = Number.POSITIVE_INFINITY;
+    this.interrupted = false;
+    this.guard.exceeded = false;
+  }
+
+  /**
+   * Bytes the heap grew by since {@link restore}: the allocator's break over
+   * the image's (memory freed inside the run and reused does not count twice;
+   * memory freed at the top is given back). Undefined when the break was not found.
+   */
+  heapGrowth(): number | undefined {
+    if (this.breakAt < 0) return undefined;
+    const now = new Uint32Array(this.memory.buffer)[this.breakAt >> 2] as number;
+    return Math.max(0, now - this.image.byteLength);
+  }
+
+  /** Point the bridge nowhere: nothing of the last run reaches the host through it. */
+  release(): void {
+    this.bridge = () => undefined;
+    this.deadline = Number.POSITIVE_INFINITY;
+  }
+
+  /** Bytes of the module's memory now (it never shrinks). */
+  get memoryBytes(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** The most the module's memory may grow to. */
+  get capacityBytes(): number {
+    return this.guard.capBytes;
+  }
+}
+
+/** What the memory's `grow` checks and records. */
+interface MemoryGuard {
+  capBytes: number;
+  exceeded: boolean;
+}
+
+function roundUp(bytes: number): number {
+  return Math.ceil(bytes / PAGE) * PAGE;
+}
+
+/** A bridge argument as a primitive (the kernel passes nothing else). */
+function primitiveOf(context: QuickJSContext, handle: QuickJSHandle): unknown {
+  switch (context.typeof(handle)) {
+    case "string":
+      return context.getString(handle);
+    case "number":
+      return context.getNumber(handle);
+    case "boolean":
+      return context.dump(handle);
+    default:
+      return undefined;
+  }
+}
+
+/** A bridge answer as a handle (the host answers primitives only). */
+function handleOf(context: QuickJSContext, value: unknown): QuickJSHandle {
+  if (value === true) return context.true;
+  if (value === false) return context.false;
+  if (typeof value === "number") return context.newNumber(value);
+  if (typeof value === "string") return context.newString(value);
+  return context.undefined;
+}
+
+/** The JSContext's address in the module's memory. */
+function contextPointer(context: QuickJSContext): number {
+  const lifetime = (context as unknown as { ctx: { value: number } }).ctx;
+  return lifetime.value;
+}
+
+/**
+ * Where this context keeps `Math.random`'s xorshift state (8 bytes inside
+ * the JSContext), found by watching which aligned pair of words every call
+ * changes, and checked: the same seed written there gives the same number,
+ * another seed another. The image would otherwise give every run the same
+ * sequence. Throws when the build does not behave like that (a different
+ * QuickJS than the pinned one).
+ */
+function calibrateRandomState(context: QuickJSContext, memory: WasmMemory): number {
+  const base = contextPointer(context);
+  const span = 1024;
+  const random = context.unwrapResult(context.evalCode("Math.random", "calibrate.js", { type: "global" }));
+  const read = () => new Uint32Array(memory.buffer, base, span).slice();
+  const call = (): number => {
+    const value = context.unwrapResult(context.callFunction(random, context.undefined));
+    const number = context.getNumber(value);
+    value.dispose();
+    return number;
+  };
+  let candidates: number[] | undefined;
+  for (let round = 0; round < 3; round++) {
+    const before = read();
+    call();
+    const after = read();
+    const changed: number[] = [];
+    for (let i = 0; i < span; i += 2)
+      if (before[i] !== after[i] || before[i + 1] !== after[i + 1]) changed.push(i);
+    candidates = candidates === undefined ? changed : candidates.filter((i) => changed.includes(i));
+  }
+  const words = () => new Uint32Array(memory.buffer);
+  for (const index of candidates ?? []) {
+    const at = base + index * 4;
+    const write = (a: number, b: number) => {
+      words()[at >> 2] = a;
+      words()[(at >> 2) + 1] = b;
+    };
+    const saved = [words()[at >> 2] as number, words()[(at >> 2) + 1] as number] as const;
+    write(0x1234567, 0x89abcde);
+    const first = call();
+    write(0x1234567, 0x89abcde);
+    const again = call();
+    write(0x7654321, 0xedcba98);
+    const other = call();
+    write(saved[0], saved[1]);
+    if (first === again && first !== other) {
+      random.dispose();
+      return at;
+    }
+  }
+  random.dispose();
+  throw new Error("QuickJS's Math.random state was not found in its context: not the pinned build");
+}
+
+/**
+ * Where the heap ends in `image`: the allocator's break (emscripten's
+ * `sbrk`), found as the static word that moves up by the size of a large
+ * allocation made after the image was taken, and checked: nothing in the
+ * image past it is non-zero. Restoring up to it restores every allocation;
+ * memory past it is free to the restored allocator whatever it holds.
+ * Falls back to the whole image.
+ */
+function heapEnd(
+  context: QuickJSContext,
+  memory: WasmMemory,
+  image: Uint8Array,
+): { end: number; breakAt: number } {
+  const scanWords = Math.min(image.byteLength, 4 * 1024 * 1024) >> 2;
+  const before = new Uint32Array(image.buffer, 0, scanWords);
+  const size = 4 * 1024 * 1024;
+  const probe = context.evalCode(
+    `globalThis.__probe = "x".repeat(${size}); __probe.charCodeAt(1); 0`,
+    "calibrate.js",
+    { type: "global" },
+  );
+  probe.dispose();
+  const after = new Uint32Array(memory.buffer, 0, scanWords);
+  let last = image.byteLength;
+  while (last > 0 && image[last - 1] === 0) last--;
+  let end = 0;
+  let breakAt = -1;
+  for (let i = 0; i < scanWords; i++) {
+    const was = before[i] as number;
+    const now = after[i] as number;
+    // The break: at or past every byte in use, moved up by at least a page, within the memory.
+    if (
+      was >= last &&
+      was <= image.byteLength &&
+      now >= was + PAGE &&
+      now <= memory.buffer.byteLength &&
+      was > end
+    ) {
+      end = was;
+      breakAt = i * 4;
+    }
+  }
+  return end >= last && end > 0 ? { end, breakAt } : { end: image.byteLength, breakAt: -1 };
+}

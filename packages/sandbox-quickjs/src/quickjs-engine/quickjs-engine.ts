@@ -1,0 +1,139 @@
+import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
+import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import {
+  type EngineCapabilities,
+  type EngineLimits,
+  failure,
+  type SandboxResult,
+} from "@suaveplan/sandbox-core/types";
+import {
+  answerCall,
+  driverPlanOf,
+  type EngineRun,
+  EngineShell,
+  GuestDriver,
+  type ReadyRequest,
+  toSandboxResult,
+} from "@suaveplan/sandbox-guest";
+import { createQuickJsRealm } from "../internal/quickjs-realm.js";
+import { QuickJsSlot } from "../internal/quickjs-slot.js";
+
+/** What the quickjs engine guarantees — and what it does not. */
+export const QUICKJS_CAPABILITIES: EngineCapabilities = Object.freeze({
+  securityBoundary: true,
+  javascriptEngine: "quickjs",
+  tier: "QuickJS compiled to WebAssembly, in this process: a security boundary — the guest's heap is the module's own linear memory, capped at memoryLimit, and no host object is reachable; an interpreter without a JIT, so compute-heavy code runs many times slower than on V8",
+  enforcesMemoryLimit: true,
+  boundsAsyncWork: true,
+  streamsLogs: true,
+  abortsRunningCode: false,
+  measuresCpu: "entries",
+  memoryAccounting: Object.freeze({
+    kinds: Object.freeze({
+      heap: "allocation",
+      strings: "allocation",
+      arrayBuffers: "allocation",
+      sharedArrayBuffers: "allocation",
+      wasmMemory: "allocation",
+    }),
+    exactness:
+      "Every allocation comes from the module's linear memory, which may grow to the kernel's image plus memoryLimit and no further: objects, strings, array buffers and shared ones alike (the free space the module starts with, up to 9 MiB, comes on top). There is no WebAssembly inside QuickJS, so a guest cannot make Wasm memory.",
+  }),
+} satisfies EngineCapabilities);
+
+/** Options of {@link QuickJsEngine}; every field is optional. */
+export interface QuickJsEngineOptions extends Partial<EngineLimits> {
+  /** QuickJS instances kept warm between executions, per memory limit (default 2). */
+  maxIdleSlots?: number;
+}
+
+/**
+ * Runs guest JavaScript in QuickJS (quickjs-ng) compiled to WebAssembly, on
+ * the shared guest runtime (`@suaveplan/sandbox-guest`): the same kernel,
+ * codec, console formatting and error codes as every other engine.
+ *
+ * Each concurrent execution leases its own QuickJS instance (a "slot": one
+ * WebAssembly module instance with its own memory). A slot compiles the
+ * kernel once and keeps an image of its memory; every execution starts from
+ * that image, so nothing of an earlier run remains. The timeout stops
+ * synchronous code through QuickJS's interrupt handler; the memory limit
+ * caps the slot's memory.
+ *
+ * @example
+ * const engine = new QuickJsEngine({ timeout: 5000 });
+ * const { result } = await engine.execute("2 + 3"); // 5
+ * await engine.destroy();
+ */
+export class QuickJsEngine extends EngineShell {
+  /** Always `"quickjs"`. */
+  readonly name = "quickjs" as const;
+  /** See {@link QUICKJS_CAPABILITIES}. */
+  readonly capabilities: EngineCapabilities = QUICKJS_CAPABILITIES;
+  private readonly idle = new Map<number, QuickJsSlot[]>();
+  private readonly maxIdleSlots: number;
+
+  /**
+   * @throws SandboxError `SANDBOX_INVALID_CONFIG` when a limit is not a positive integer.
+   */
+  constructor(options: QuickJsEngineOptions = {}) {
+    super("QuickJsEngine", parseEngineLimits(options));
+    const maxIdle = options.maxIdleSlots ?? 2;
+    if (!Number.isInteger(maxIdle) || maxIdle < 0) {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `QuickJsEngine: maxIdleSlots must be a non-negative integer (got ${String(maxIdle)})`,
+      );
+    }
+    this.maxIdleSlots = maxIdle;
+  }
+
+  protected async start(ready: ReadyRequest): Promise<EngineRun | SandboxResult> {
+    const { request, hostCalls, onLog, memoryLimit } = ready;
+    let slot: QuickJsSlot;
+    try {
+      slot = this.idle.get(memoryLimit)?.pop() ?? (await QuickJsSlot.create(memoryLimit));
+    } catch (error) {
+      return failure(
+        SANDBOX_CODES.ENGINE_FAILED,
+        `QuickJsEngine could not start QuickJS: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    let driver: GuestDriver;
+    driver = new GuestDriver(
+      driverPlanOf(request, {
+        onLog,
+        onCall:
+          hostCalls === undefined
+            ? undefined
+            : (call) => {
+                void answerCall(call, hostCalls).then((reply) => driver.reply(reply));
+                return undefined;
+              },
+      }),
+      createQuickJsRealm({
+        slot,
+        code: request.code,
+        maxTimers: request.maxTimers,
+        maxTimerCreations: request.maxTimerCreations,
+        onRelease: (released) => this.giveBack(released),
+      }),
+    );
+    return {
+      abort: (outcome) => driver.abort(outcome),
+      result: driver.result.then((ended) => toSandboxResult(ended.outcome, ended)),
+    };
+  }
+
+  /** Drop the warm slots (running executions were ended first). */
+  protected dispose(): void {
+    this.idle.clear();
+  }
+
+  private giveBack(slot: QuickJsSlot): void {
+    if (this.destroyed || !slot.healthy) return;
+    const list = this.idle.get(slot.memoryLimit) ?? [];
+    if (list.length >= this.maxIdleSlots) return;
+    list.push(slot);
+    this.idle.set(slot.memoryLimit, list);
+  }
+}
