@@ -55,6 +55,7 @@ export type {
 export {
   buildKernelSource,
   GUEST_FILENAME,
+  hostEntropy,
   kernelConfig,
   MODULE_FILENAME_PREFIX,
   MODULE_WRAPPER_CLOSE,

@@ -186,7 +186,7 @@ export function installWebGlobals(kit: KernelKit): void {
   };
 
   // ---- performance (shared by Event.timeStamp) ---------------------------
-  const timeOrigin = apply(dateNow, DateCtor, []) as number;
+  let timeOrigin = apply(dateNow, DateCtor, []) as number;
   let lastNow = 0;
   const now = (): number => {
     const elapsed = (apply(dateNow, DateCtor, []) as number) - timeOrigin;
@@ -1346,6 +1346,14 @@ export function installWebGlobals(kit: KernelKit): void {
     };
     defineProperty(G, name, accessor);
   }
+  // For a realm put back to an image taken right after install (QuickJS): this run's own entropy
+  // for `crypto`, and `performance`'s time origin now. Nothing built from either exists yet
+  // (the web globals are made on first read, and no guest code ran before the image).
+  kit.entries.renew = (runEntropy: string) => {
+    entropy = runEntropy;
+    timeOrigin = apply(dateNow, DateCtor, []) as number;
+    lastNow = 0;
+  };
   const teardown = kit.entries.teardown;
   kit.entries.teardown = () => {
     for (let i = 0; i < names.length; i++) deleteProperty(G, names[i] as string);

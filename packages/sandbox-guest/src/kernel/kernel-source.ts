@@ -39,11 +39,12 @@ const PARTS: readonly ((kit: never) => void)[] = [
 ];
 
 /**
- * 32 bytes from the host's CSPRNG as hex. Web Crypto's global rather than `node:crypto`: the
+ * 32 bytes from the host's CSPRNG as hex: a realm's `entropy` (see
+ * {@link kernelConfig}), or what a realm restored from an image is renewed with. Web Crypto's global rather than `node:crypto`: the
  * spawn runner's bundle imports no `crypto` module (its start-up is measured), and the global
  * loads on the first call only, which in a spawn child is its warm-up run.
  */
-function hostEntropy(): string {
+export function hostEntropy(): string {
   const bytes = globalThis.crypto.getRandomValues(new Uint8Array(32));
   let hex = "";
   for (const byte of bytes) hex += (byte < 16 ? "0" : "") + byte.toString(16);

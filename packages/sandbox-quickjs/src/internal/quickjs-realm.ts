@@ -4,8 +4,8 @@ import {
   GUEST_FILENAME,
   type GuestOutcome,
   type GuestRealm,
+  hostEntropy,
   type KernelBridge,
-  kernelConfig,
   MODULE_FILENAME_PREFIX,
   MODULE_WRAPPER_CLOSE,
   MODULE_WRAPPER_OPEN,
@@ -26,15 +26,13 @@ export interface QuickJsRealmOptions {
   slot: QuickJsSlot;
   /** The guest code, as prepared (`prepareGuestCode().source`). */
   code: string;
-  maxTimers: number;
-  maxTimerCreations: number;
   /** Called once when the realm lets go of the slot. */
   onRelease(slot: QuickJsSlot): void;
 }
 
 /**
  * The guest realm on QuickJS: the leased slot's memory put back to the
- * kernel's image, the kernel installed with this run's configuration, and
+ * installed kernel's image and renewed for this run (entropy, clock), and
  * every entry a synchronous call under the slot's interrupt deadline,
  * followed by the microtasks (QuickJS's pending jobs) it queued.
  */
@@ -59,16 +57,11 @@ class QuickJsRealm implements GuestRealm {
     sourceModules: readonly SourceModule[],
     timeoutMs: number,
   ): RealmStatus {
-    const { slot, maxTimers, maxTimerCreations } = this.options;
+    const { slot } = this.options;
     const deadline = performance.now() + timeoutMs;
     slot.restore(this.bridge);
-    const { context } = slot;
-    let status = this.run(deadline, () => {
-      const config = context.newString(JSON.stringify(kernelConfig({ maxTimers, maxTimerCreations })));
-      const installed = context.callFunction(slot.install, context.undefined, slot.bridgeFunction, config);
-      if (installed.error === undefined) this.entries = installed.value;
-      return installed;
-    });
+    this.entries = slot.entries;
+    let status = this.entry("renew", [hostEntropy()], deadline);
     if (status.ok) status = this.entry("boot", [runConfigJson, contextText, modulesText], deadline);
     for (const module of sourceModules) {
       if (!status.ok) break;
@@ -203,7 +196,7 @@ class QuickJsRealm implements GuestRealm {
   }
 
   private memory(): GuestOutcome {
-    return { kind: "memory", limitBytes: this.options.slot.memoryLimit };
+    return { kind: "memory", limitBytes: this.options.slot.limits.memoryLimit };
   }
 }
 

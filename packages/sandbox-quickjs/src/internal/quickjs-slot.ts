@@ -2,7 +2,7 @@ import { randomFillSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import variantExport from "@jitl/quickjs-ng-wasmfile-release-sync";
-import { buildKernelSource, type KernelBridge } from "@suaveplan/sandbox-guest";
+import { buildKernelSource, type KernelBridge, kernelConfig } from "@suaveplan/sandbox-guest";
 import {
   type CustomizeVariantOptions,
   newQuickJSWASMModuleFromVariant,
@@ -49,16 +49,30 @@ function compiledModule(): Promise<object> {
   return compiled;
 }
 
+/** What a slot's kernel is installed with: a slot serves only executions with the same. */
+export interface SlotLimits {
+  /** Bytes a run may allocate beyond the image. */
+  memoryLimit: number;
+  maxTimers: number;
+  maxTimerCreations: number;
+}
+
+/** The slot pool's key for `limits`. */
+export function slotKey(limits: SlotLimits): string {
+  return `${limits.memoryLimit}/${limits.maxTimers}/${limits.maxTimerCreations}`;
+}
+
 /**
  * One QuickJS instance (its own WebAssembly memory) with the shared kernel
- * compiled into it once, and an image of its memory taken right after. A run
- * starts by copying the image back, so each run sees a realm in which no
- * guest code has ever run — the kernel's compile (tens of ms in QuickJS) is
- * paid once per slot, not per run. One run at a time per slot.
+ * compiled and installed into it once, and an image of its memory taken
+ * right after. A run starts by copying the image back, so each run sees a
+ * realm in which no guest code has ever run, and the kernel's compile and
+ * install (tens of ms and ~0.6 ms in QuickJS) are paid once per slot, not per
+ * run. One run at a time per slot.
  *
- * What the image cannot reset is re-made per run: the kernel is installed
- * with fresh entropy (its `crypto`), and QuickJS's `Math.random` state is
- * reseeded (see {@link calibrateRandomState}).
+ * What the image cannot reset is renewed per run: the kernel's `renew`
+ * entry gets fresh entropy (its `crypto`) and a new time origin, and
+ * QuickJS's `Math.random` state is reseeded (see {@link calibrateRandomState}).
  *
  * The memory limit is the slot's: the module's memory may grow to the image
  * plus `memoryLimit` and no further. QuickJS's own `setMemoryLimit` does not
@@ -79,18 +93,14 @@ export class QuickJsSlot {
   healthy = true;
 
   private constructor(
-    readonly memoryLimit: number,
+    readonly limits: SlotLimits,
     private readonly memory: WasmMemory,
     readonly runtime: QuickJSRuntime,
     readonly context: QuickJSContext,
-    /** The kernel's `install(bridge, configJson)`. */
-    readonly install: QuickJSHandle,
-    /** The function the kernel calls as its bridge. */
-    readonly bridgeFunction: QuickJSHandle,
-    private readonly image: Uint8Array,
+    /** The installed kernel's entries. */
+    readonly entries: QuickJSHandle,
+    private readonly image: RestoreImage,
     private readonly randomStateAt: number,
-    /** Byte offset of the allocator's break (see {@link heapEnd}), or -1 when it was not found. */
-    private readonly breakAt: number,
     private readonly guard: MemoryGuard,
   ) {}
 
@@ -99,8 +109,8 @@ export class QuickJsSlot {
     return this.guard.exceeded;
   }
 
-  /** A slot whose runs may allocate `memoryLimit` bytes beyond the kernel's image. */
-  static async create(memoryLimit: number): Promise<QuickJsSlot> {
+  /** A slot whose runs may allocate `limits.memoryLimit` bytes beyond the kernel's image. */
+  static async create(limits: SlotLimits): Promise<QuickJsSlot> {
     const memory = new Wasm.Memory({ initial: INITIAL_PAGES, maximum: MAX_PAGES });
     const guard: MemoryGuard = { capBytes: MAX_PAGES * PAGE, exceeded: false };
     const grow = memory.grow.bind(memory);
@@ -135,43 +145,38 @@ export class QuickJsSlot {
       return handleOf(context, (slot as QuickJsSlot).bridge(args[0] as string, args[1], args[2], args[3]));
     });
     const evaluated = context.evalCode(buildKernelSource("kernel"), KERNEL_FILENAME, { type: "global" });
-    if (evaluated.error !== undefined) {
-      const reason = context.dump(evaluated.error);
-      throw new Error(`the kernel does not compile in QuickJS: ${JSON.stringify(reason)}`);
-    }
-    const install = evaluated.value;
-    const randomStateAt = calibrateRandomState(context, memory);
-    const image = new Uint8Array(memory.buffer).slice();
-    const { end, breakAt } = heapEnd(context, memory, image);
-    new Uint8Array(memory.buffer).set(image);
-    slot = new QuickJsSlot(
-      memoryLimit,
-      memory,
-      runtime,
-      context,
-      install,
-      bridgeFunction,
-      image.slice(0, end),
-      randomStateAt,
-      breakAt,
-      guard,
+    const install = context.unwrapResult(evaluated);
+    // Installed without entropy: each run's comes with `renew`.
+    const config = { ...kernelConfig(limits), entropy: "" };
+    const entries = context.unwrapResult(
+      context.callFunction(
+        install,
+        context.undefined,
+        bridgeFunction,
+        context.newString(JSON.stringify(config)),
+      ),
     );
+    const randomStateAt = calibrateRandomState(context, memory);
+    const whole = new Uint8Array(memory.buffer).slice();
+    const image = restoreImage(context, runtime, memory, whole);
+    new Uint8Array(memory.buffer).set(whole);
+    slot = new QuickJsSlot(limits, memory, runtime, context, entries, image, randomStateAt, guard);
     guard.capBytes = Math.min(
       MAX_PAGES * PAGE,
-      Math.max(memory.buffer.byteLength, roundUp(end + memoryLimit)),
+      Math.max(memory.buffer.byteLength, roundUp(image.end + limits.memoryLimit)),
     );
     return slot;
   }
 
-  /** Bytes of the image: what a run starts from. */
-  get imageBytes(): number {
-    return this.image.byteLength;
+  /** Bytes a run's restore copies. */
+  get restoredBytes(): number {
+    return this.image.parts.reduce((sum, part) => sum + part.bytes.byteLength, 0);
   }
 
-  /** Put the memory back as it was after the kernel compiled, and reseed `Math.random`. */
+  /** Put the memory back as it was after the kernel was installed, and reseed `Math.random`. */
   restore(bridge: KernelBridge): void {
     const heap = new Uint8Array(this.memory.buffer);
-    heap.set(this.image);
+    for (const part of this.image.parts) heap.set(part.bytes, part.at);
     const seed = new Uint32Array(2);
     do randomFillSync(seed);
     while (seed[0] === 0 && seed[1] === 0);
@@ -186,13 +191,14 @@ export class QuickJsSlot {
 
   /**
    * Bytes the heap grew by since {@link restore}: the allocator's break over
-   * the image's (memory freed inside the run and reused does not count twice;
-   * memory freed at the top is given back). Undefined when the break was not found.
+   * the image's (memory freed and reused inside the run does not count twice).
+   * Undefined when the break was not found.
    */
   heapGrowth(): number | undefined {
-    if (this.breakAt < 0) return undefined;
-    const now = new Uint32Array(this.memory.buffer)[this.breakAt >> 2] as number;
-    return Math.max(0, now - this.image.byteLength);
+    const { breakAt, end } = this.image;
+    if (breakAt < 0) return undefined;
+    const now = new Uint32Array(this.memory.buffer)[breakAt >> 2] as number;
+    return Math.max(0, now - end);
   }
 
   /** Point the bridge nowhere: nothing of the last run reaches the host through it. */
@@ -216,6 +222,15 @@ export class QuickJsSlot {
 interface MemoryGuard {
   capBytes: number;
   exceeded: boolean;
+}
+
+/** The parts of the image a restore copies back, and where the heap ends. */
+interface RestoreImage {
+  parts: { at: number; bytes: Uint8Array }[];
+  /** The allocator's break in the image: nothing in use lies past it. */
+  end: number;
+  /** Byte offset of the word holding the break, or -1 when it was not found (then `end` is the whole image). */
+  breakAt: number;
 }
 
 function roundUp(bytes: number): number {
@@ -347,4 +362,55 @@ function heapEnd(
     }
   }
   return end >= last && end > 0 ? { end, breakAt } : { end: image.byteLength, breakAt: -1 };
+}
+
+/**
+ * What a restore copies: the image up to the heap's end (see {@link heapEnd}),
+ * less the longest run of zero pages below the heap — the unused part of the
+ * module's stack (emscripten puts a 5 MiB stack between the static data and
+ * the heap). No frame is live between calls, so whatever a run left on the
+ * stack is dead; a heap allocation can lie there only above the first
+ * allocation of all (the runtime's), which bounds the run.
+ */
+function restoreImage(
+  context: QuickJSContext,
+  runtime: QuickJSRuntime,
+  memory: WasmMemory,
+  whole: Uint8Array,
+): RestoreImage {
+  const { end, breakAt } = heapEnd(context, memory, whole);
+  const heapFloor = Math.min(runtimePointer(runtime), contextPointer(context));
+  let bestStart = 0;
+  let bestEnd = 0;
+  let runStart = -1;
+  for (let page = 0; (page + 1) * PAGE <= heapFloor; page++) {
+    let zero = true;
+    const words = new Uint32Array(whole.buffer, page * PAGE, PAGE / 4);
+    for (let i = 0; i < words.length; i++) {
+      if (words[i] !== 0) {
+        zero = false;
+        break;
+      }
+    }
+    if (zero) {
+      if (runStart < 0) runStart = page * PAGE;
+      if ((page + 1) * PAGE - runStart > bestEnd - bestStart) {
+        bestStart = runStart;
+        bestEnd = (page + 1) * PAGE;
+      }
+    } else runStart = -1;
+  }
+  const parts =
+    bestEnd > bestStart
+      ? [
+          { at: 0, bytes: whole.slice(0, bestStart) },
+          { at: bestEnd, bytes: whole.slice(bestEnd, end) },
+        ]
+      : [{ at: 0, bytes: whole.slice(0, end) }];
+  return { parts, end, breakAt };
+}
+
+/** The JSRuntime's address in the module's memory. */
+function runtimePointer(runtime: QuickJSRuntime): number {
+  return (runtime as unknown as { rt: { value: number } }).rt.value;
 }

@@ -16,7 +16,7 @@ import {
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
 import { createQuickJsRealm } from "../internal/quickjs-realm.js";
-import { QuickJsSlot } from "../internal/quickjs-slot.js";
+import { QuickJsSlot, slotKey } from "../internal/quickjs-slot.js";
 
 /** What the quickjs engine guarantees — and what it does not. */
 export const QUICKJS_CAPABILITIES: EngineCapabilities = Object.freeze({
@@ -69,7 +69,8 @@ export class QuickJsEngine extends EngineShell {
   readonly name = "quickjs" as const;
   /** See {@link QUICKJS_CAPABILITIES}. */
   readonly capabilities: EngineCapabilities = QUICKJS_CAPABILITIES;
-  private readonly idle = new Map<number, QuickJsSlot[]>();
+  /** Warm slots by {@link slotKey}. */
+  private readonly idle = new Map<string, QuickJsSlot[]>();
   private readonly maxIdleSlots: number;
 
   /**
@@ -89,9 +90,14 @@ export class QuickJsEngine extends EngineShell {
 
   protected async start(ready: ReadyRequest): Promise<EngineRun | SandboxResult> {
     const { request, hostCalls, onLog, memoryLimit } = ready;
+    const limits = {
+      memoryLimit,
+      maxTimers: request.maxTimers,
+      maxTimerCreations: request.maxTimerCreations,
+    };
     let slot: QuickJsSlot;
     try {
-      slot = this.idle.get(memoryLimit)?.pop() ?? (await QuickJsSlot.create(memoryLimit));
+      slot = this.idle.get(slotKey(limits))?.pop() ?? (await QuickJsSlot.create(limits));
     } catch (error) {
       return failure(
         SANDBOX_CODES.ENGINE_FAILED,
@@ -113,8 +119,6 @@ export class QuickJsEngine extends EngineShell {
       createQuickJsRealm({
         slot,
         code: request.code,
-        maxTimers: request.maxTimers,
-        maxTimerCreations: request.maxTimerCreations,
         onRelease: (released) => this.giveBack(released),
       }),
     );
@@ -131,9 +135,10 @@ export class QuickJsEngine extends EngineShell {
 
   private giveBack(slot: QuickJsSlot): void {
     if (this.destroyed || !slot.healthy) return;
-    const list = this.idle.get(slot.memoryLimit) ?? [];
+    const key = slotKey(slot.limits);
+    const list = this.idle.get(key) ?? [];
     if (list.length >= this.maxIdleSlots) return;
     list.push(slot);
-    this.idle.set(slot.memoryLimit, list);
+    this.idle.set(key, list);
   }
 }
