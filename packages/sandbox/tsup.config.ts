@@ -17,6 +17,7 @@ export default defineConfig(
     "spawn-engine/index": "src/spawn-engine/index.ts",
     "runner/index": "src/runner/index.ts",
     "isolate-engine/index": "src/isolate-engine/index.ts",
+    "quickjs-engine/index": "src/quickjs-engine/index.ts",
     "pool/index": "src/pool/index.ts",
     "result-streamer/index": "src/result-streamer/index.ts",
     "sandbox/index": "src/sandbox/index.ts",

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeGuestGlobals } from "@suaveplan/sandbox-core/guest-script";
 import { renderJson, renderText } from "@suaveplan/sandbox-core/render";
+import { ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { afterAll, describe, expect, it } from "vitest";
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -58,7 +59,8 @@ function cli(
   });
 }
 
-const ENGINES = ["vm", "worker", "spawn", "isolate"] as const;
+// Every built-in engine: one behaviour, one table.
+const ENGINES = ENGINE_NAMES;
 const fixtures = join(packageDir, "test", "fixtures");
 
 /** Whether any process is left in process group `pgid`, after up to 2 s for the last ones to be reaped. */
@@ -220,12 +222,7 @@ describe("suaveplan-sandbox run", () => {
     expect(runs.map((r) => r.code)).toEqual([0, 0]);
     const all = JSON.parse(runs[0]?.stdout ?? "[]") as Array<Record<string, unknown>>;
     expect(all.map((r) => [r.engine, r.success, r.result, r.logs])).toEqual(
-      ["vm", "worker", "spawn", "isolate"].map((engine) => [
-        engine,
-        true,
-        42,
-        [{ level: "log", message: "x is 41" }],
-      ]),
+      ENGINE_NAMES.map((engine) => [engine, true, 42, [{ level: "log", message: "x is 41" }]]),
     );
     expect(JSON.parse(runs[1]?.stdout ?? "{}")).toMatchObject({ success: true, result: 42 });
   });

@@ -69,7 +69,7 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .addOption(
       new Option(
         "--engine <name>",
-        "isolate | spawn | worker | vm, a comma list, or all (isolate, the default, needs isolated-vm)",
+        "isolate | quickjs | spawn | worker | vm, a comma list, or all (isolate, the default, needs isolated-vm)",
       ).default("isolate"),
     )
     .option(
@@ -273,7 +273,7 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
     .addOption(
       new Option(
         "--engine <name>",
-        "an engine to run jobs on: isolate | spawn | worker | vm; repeat it or give a comma list",
+        "an engine to run jobs on: isolate | quickjs | spawn | worker | vm; repeat it or give a comma list",
       )
         .argParser(collect)
         .default([], "isolate"),

@@ -1,17 +1,26 @@
 import type { SandboxCode } from "../error-codes/sandbox-codes.js";
 
-/** The four built-in engines. Only `isolate` is a security boundary on its own. */
-export type BuiltinEngineName = "vm" | "worker" | "spawn" | "isolate";
+/** The five built-in engines. `isolate` and `quickjs` are security boundaries on their own. */
+export type BuiltinEngineName = "vm" | "worker" | "spawn" | "isolate" | "quickjs";
 
 /**
  * An engine's name: a built-in one, or any name an engine was registered
  * under (`registerEngine` in `@suaveplan/sandbox`) — the list is open, so a
- * fifth engine needs no change here.
+ * sixth engine needs no change here.
  */
 export type EngineName = BuiltinEngineName | (string & {});
 
-/** The built-in engine names, in tier order (weakest isolation first). */
-export const ENGINE_NAMES: readonly BuiltinEngineName[] = Object.freeze(["vm", "worker", "spawn", "isolate"]);
+/**
+ * The built-in engine names: the V8 engines in tier order (weakest isolation
+ * first), then QuickJS (a security boundary in this process, without a JIT).
+ */
+export const ENGINE_NAMES: readonly BuiltinEngineName[] = Object.freeze([
+  "vm",
+  "worker",
+  "spawn",
+  "isolate",
+  "quickjs",
+]);
 
 /** Lowercase letters, digits and dashes, starting with a letter: what an engine may be called. */
 export const ENGINE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,63}$/;

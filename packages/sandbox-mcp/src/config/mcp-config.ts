@@ -2,6 +2,7 @@ import { readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { durationSchema, readSize, sizeSchema } from "@suaveplan/sandbox-core/schemas";
+import { type BuiltinEngineName, ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { z } from "zod";
 
 /** The MCP tools this server can expose. */
@@ -54,10 +55,11 @@ const path = z
 export const SandboxMcpConfigSchema = z
   .strictObject({
     /**
-     * The engine `run_javascript` uses. Default `"isolate"` (the only security boundary for JavaScript);
+     * The engine `run_javascript` uses: one of the built-in engines. Default `"isolate"` (a V8
+     * security boundary in a helper process); `"quickjs"` is a boundary too (WebAssembly, no JIT);
      * `"vm"` and `"worker"` also need `allowUnsafeEngines: true`.
      */
-    engine: z.enum(["vm", "worker", "spawn", "isolate"]).optional(),
+    engine: z.enum(ENGINE_NAMES as [BuiltinEngineName, ...BuiltinEngineName[]]).optional(),
     /**
      * Allow `engine: "vm"` or `"worker"`: guest code then runs in the server's own process, where one
      * fatal V8 error (out of memory) ends the server and every session. Default false.
@@ -137,7 +139,7 @@ export type SandboxMcpConfig = z.input<typeof SandboxMcpConfigSchema>;
 
 /** The config resolved: defaults applied, paths absolute. */
 export interface SandboxMcpSettings {
-  engine: "vm" | "worker" | "spawn" | "isolate";
+  engine: BuiltinEngineName;
   /** Whether `vm` and `worker` were allowed (`allowUnsafeEngines`). */
   allowUnsafeEngines: boolean;
   limits: {

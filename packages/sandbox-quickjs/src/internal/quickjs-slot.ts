@@ -20,6 +20,8 @@ const INITIAL_PAGES = 256;
 const MAX_PAGES = 32_768;
 /** The kernel's script-scope binding inside a slot (no guest code runs before it is bound). */
 const KERNEL_FILENAME = "suaveplan:kernel";
+/** What dlmalloc may write past its top chunk (a fencepost header), rounded up. */
+const TOP_FOOTER_BYTES = 64;
 /** The stack QuickJS may use for guest code, in bytes (its default is 1 MiB). */
 const MAX_STACK_BYTES = 1024 * 1024;
 
@@ -190,15 +192,16 @@ export class QuickJsSlot {
   }
 
   /**
-   * Bytes the heap grew by since {@link restore}: the allocator's break over
-   * the image's (memory freed and reused inside the run does not count twice).
-   * Undefined when the break was not found.
+   * Bytes the heap grew by since {@link restore}: how far the allocator's
+   * top chunk moved up (memory freed and reused inside the run does not
+   * count twice; what fits in free space below it does not count). Undefined
+   * when the top chunk was not found.
    */
   heapGrowth(): number | undefined {
-    const { breakAt, end } = this.image;
-    if (breakAt < 0) return undefined;
-    const now = new Uint32Array(this.memory.buffer)[breakAt >> 2] as number;
-    return Math.max(0, now - end);
+    const { topAt, top } = this.image;
+    if (topAt < 0) return undefined;
+    const now = new Uint32Array(this.memory.buffer)[topAt >> 2] as number;
+    return Math.max(0, now - top);
   }
 
   /** Point the bridge nowhere: nothing of the last run reaches the host through it. */
@@ -227,10 +230,12 @@ interface MemoryGuard {
 /** The parts of the image a restore copies back, and where the heap ends. */
 interface RestoreImage {
   parts: { at: number; bytes: Uint8Array }[];
-  /** The allocator's break in the image: nothing in use lies past it. */
+  /** Where the heap ends in the image: nothing in use lies past it. */
   end: number;
-  /** Byte offset of the word holding the break, or -1 when it was not found (then `end` is the whole image). */
-  breakAt: number;
+  /** Byte offset of the allocator's word holding its top chunk's start, or -1 when it was not found (then `end` is the whole image). */
+  topAt: number;
+  /** The top chunk's start in the image. */
+  top: number;
 }
 
 function roundUp(bytes: number): number {
@@ -320,48 +325,53 @@ function calibrateRandomState(context: QuickJSContext, memory: WasmMemory): numb
 }
 
 /**
- * Where the heap ends in `image`: the allocator's break (emscripten's
- * `sbrk`), found as the static word that moves up by the size of a large
- * allocation made after the image was taken, and checked: nothing in the
- * image past it is non-zero. Restoring up to it restores every allocation;
- * memory past it is free to the restored allocator whatever it holds.
- * Falls back to the whole image.
+ * Where the heap ends in `image`. Emscripten's allocator (dlmalloc) keeps
+ * the start of its top chunk — the free space every new allocation is cut
+ * from — in a static word, found here as the word that moves up with two
+ * large allocations made after the image was taken (by at least each one's
+ * size, never past the memory's end). The heap ends where the top chunk
+ * does: its start plus its size (its header's first word) plus the footer
+ * the allocator writes past it. Memory past that is free to the restored
+ * allocator whatever it holds (the kernel's compile left some there when the
+ * allocator gave memory back). Falls back to the whole image.
  */
 function heapEnd(
   context: QuickJSContext,
   memory: WasmMemory,
   image: Uint8Array,
-): { end: number; breakAt: number } {
+): { end: number; topAt: number } {
   const scanWords = Math.min(image.byteLength, 4 * 1024 * 1024) >> 2;
   const before = new Uint32Array(image.buffer, 0, scanWords);
-  const size = 4 * 1024 * 1024;
-  const probe = context.evalCode(
-    `globalThis.__probe = "x".repeat(${size}); __probe.charCodeAt(1); 0`,
-    "calibrate.js",
-    { type: "global" },
-  );
-  probe.dispose();
-  const after = new Uint32Array(memory.buffer, 0, scanWords);
-  let last = image.byteLength;
-  while (last > 0 && image[last - 1] === 0) last--;
-  let end = 0;
-  let breakAt = -1;
+  const grown = (size: number, name: string): Uint32Array => {
+    context
+      .evalCode(`globalThis.${name} = "x".repeat(${size}); ${name}.charCodeAt(1); 0`, "calibrate.js", {
+        type: "global",
+      })
+      .dispose();
+    return new Uint32Array(memory.buffer, 0, scanWords).slice();
+  };
+  const first = 2 * 1024 * 1024;
+  const second = 3 * 1024 * 1024;
+  const afterFirst = grown(first, "__probe1");
+  const afterSecond = grown(second, "__probe2");
+  const limit = memory.buffer.byteLength;
+  let top = 0;
+  let topAt = -1;
   for (let i = 0; i < scanWords; i++) {
     const was = before[i] as number;
-    const now = after[i] as number;
-    // The break: at or past every byte in use, moved up by at least a page, within the memory.
-    if (
-      was >= last &&
-      was <= image.byteLength &&
-      now >= was + PAGE &&
-      now <= memory.buffer.byteLength &&
-      was > end
-    ) {
-      end = was;
-      breakAt = i * 4;
+    const one = afterFirst[i] as number;
+    const two = afterSecond[i] as number;
+    if (was > 0 && was + 8 <= image.byteLength && one >= was + first && two >= one + second && two <= limit) {
+      if (topAt >= 0) return { end: image.byteLength, topAt: -1 }; // not one word: do not guess
+      top = was;
+      topAt = i * 4;
     }
   }
-  return end >= last && end > 0 ? { end, breakAt } : { end: image.byteLength, breakAt: -1 };
+  if (topAt < 0) return { end: image.byteLength, topAt: -1 };
+  const words = new Uint32Array(image.buffer, 0, image.byteLength >> 2);
+  // The top chunk's header: [prev_foot][size | flags]; the footer sits right past its end.
+  const size = (words[(top + 4) >> 2] as number) & ~7;
+  return { end: Math.min(image.byteLength, top + size + TOP_FOOTER_BYTES), topAt };
 }
 
 /**
@@ -378,7 +388,7 @@ function restoreImage(
   memory: WasmMemory,
   whole: Uint8Array,
 ): RestoreImage {
-  const { end, breakAt } = heapEnd(context, memory, whole);
+  const { end, topAt } = heapEnd(context, memory, whole);
   const heapFloor = Math.min(runtimePointer(runtime), contextPointer(context));
   let bestStart = 0;
   let bestEnd = 0;
@@ -407,7 +417,8 @@ function restoreImage(
           { at: bestEnd, bytes: whole.slice(bestEnd, end) },
         ]
       : [{ at: 0, bytes: whole.slice(0, end) }];
-  return { parts, end, breakAt };
+  const top = topAt < 0 ? -1 : (new Uint32Array(whole.buffer)[topAt >> 2] as number);
+  return { parts, end, topAt, top };
 }
 
 /** The JSRuntime's address in the module's memory. */

@@ -8,15 +8,17 @@ import {
 } from "@suaveplan/sandbox-core/types";
 import {
   answerCall,
+  DEFAULT_MAX_TIMERS,
   driverPlanOf,
   type EngineRun,
   EngineShell,
   GuestDriver,
   type ReadyRequest,
+  TIMER_CREATIONS_PER_PENDING,
   toSandboxResult,
 } from "@suaveplan/sandbox-guest";
 import { createQuickJsRealm } from "../internal/quickjs-realm.js";
-import { QuickJsSlot, slotKey } from "../internal/quickjs-slot.js";
+import { QuickJsSlot, type SlotLimits, slotKey } from "../internal/quickjs-slot.js";
 
 /** What the quickjs engine guarantees — and what it does not. */
 export const QUICKJS_CAPABILITIES: EngineCapabilities = Object.freeze({
@@ -71,7 +73,10 @@ export class QuickJsEngine extends EngineShell {
   readonly capabilities: EngineCapabilities = QUICKJS_CAPABILITIES;
   /** Warm slots by {@link slotKey}. */
   private readonly idle = new Map<string, QuickJsSlot[]>();
+  /** Slots being made off the callers' path, by {@link slotKey}. */
+  private readonly making = new Map<string, Promise<QuickJsSlot | undefined>>();
   private readonly maxIdleSlots: number;
+  private readonly defaultLimits: SlotLimits;
 
   /**
    * @throws SandboxError `SANDBOX_INVALID_CONFIG` when a limit is not a positive integer.
@@ -86,6 +91,15 @@ export class QuickJsEngine extends EngineShell {
       );
     }
     this.maxIdleSlots = maxIdle;
+    this.defaultLimits = {
+      memoryLimit: this.limits.memoryLimit,
+      maxTimers: DEFAULT_MAX_TIMERS,
+      maxTimerCreations: DEFAULT_MAX_TIMERS * TIMER_CREATIONS_PER_PENDING,
+    };
+    // The first QuickJS instance, made once the caller's task is done: compiling the kernel in it
+    // takes tens of ms of this thread, better spent before the first execution than in it.
+    const timer = setImmediate(() => this.prepareSpare(this.defaultLimits));
+    timer.unref();
   }
 
   protected async start(ready: ReadyRequest): Promise<EngineRun | SandboxResult> {
@@ -97,7 +111,7 @@ export class QuickJsEngine extends EngineShell {
     };
     let slot: QuickJsSlot;
     try {
-      slot = this.idle.get(slotKey(limits))?.pop() ?? (await QuickJsSlot.create(limits));
+      slot = await this.takeSlot(limits);
     } catch (error) {
       return failure(
         SANDBOX_CODES.ENGINE_FAILED,
@@ -128,9 +142,50 @@ export class QuickJsEngine extends EngineShell {
     };
   }
 
-  /** Drop the warm slots (running executions were ended first). */
+  /** Drop the warm slots (running executions were ended first; a slot still being made is dropped when done). */
   protected dispose(): void {
     this.idle.clear();
+  }
+
+  /** A warm slot for `limits`, or the one being made, or a new one; then another is made off the path. */
+  private async takeSlot(limits: SlotLimits): Promise<QuickJsSlot> {
+    const key = slotKey(limits);
+    let slot = this.idle.get(key)?.pop();
+    if (slot === undefined) {
+      const making = this.making.get(key);
+      if (making !== undefined) {
+        this.making.delete(key);
+        slot = await making;
+      }
+    }
+    slot ??= await QuickJsSlot.create(limits);
+    if ((this.idle.get(key)?.length ?? 0) === 0) {
+      const timer = setImmediate(() => this.prepareSpare(limits));
+      timer.unref();
+    }
+    return slot;
+  }
+
+  /** Make a slot for `limits` in the background, unless one is warm or on its way. */
+  private prepareSpare(limits: SlotLimits): void {
+    const key = slotKey(limits);
+    if (
+      this.destroyed ||
+      this.maxIdleSlots === 0 ||
+      this.making.has(key) ||
+      (this.idle.get(key)?.length ?? 0) > 0
+    )
+      return;
+    const making = QuickJsSlot.create(limits).then(
+      (slot) => slot,
+      () => undefined, // the next execution makes its own (and reports why it could not)
+    );
+    this.making.set(key, making);
+    void making.then((slot) => {
+      if (this.making.get(key) !== making) return; // taken by an execution meanwhile
+      this.making.delete(key);
+      if (slot !== undefined) this.giveBack(slot);
+    });
   }
 
   private giveBack(slot: QuickJsSlot): void {

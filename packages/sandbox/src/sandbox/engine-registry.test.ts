@@ -18,7 +18,7 @@ describe("the engine registry: a fifth engine without editing core or the facade
         return new VmEngine(settings.limits);
       },
     }));
-    expect(registeredEngines()).toEqual(["vm", "worker", "spawn", "isolate", "vm-seen"]);
+    expect(registeredEngines()).toEqual(["vm", "worker", "spawn", "isolate", "quickjs", "vm-seen"]);
     const sandbox = createSandbox({ engine: "vm-seen", timeout: 1234, engineOptions: { flavour: "test" } });
     try {
       const result = await sandbox.execute("2 + 3");

@@ -47,12 +47,19 @@ const registry = new Map<string, EngineLoader>([
       return { create: ({ limits, options }) => new IsolateEngine({ ...options, ...limits }) };
     },
   ],
+  [
+    "quickjs",
+    async () => {
+      const { QuickJsEngine } = await import("@suaveplan/sandbox-quickjs");
+      return { create: ({ limits, options }) => new QuickJsEngine({ ...options, ...limits }) };
+    },
+  ],
 ]);
 const BUILTIN = new Set(registry.keys());
 
 /**
  * Make an engine selectable as `createSandbox({ engine: name })` — how a
- * fifth engine (e.g. one on quickjs-emscripten) plugs in without any change to
+ * sixth engine plugs in without any change to
  * sandbox-core or this package. The loader runs once per sandbox, on first use.
  *
  * @throws SandboxError `SANDBOX_INVALID_CONFIG` for a malformed name, a

@@ -1,5 +1,6 @@
 import { guestCodeParses } from "@suaveplan/sandbox-core/code-transformer";
 import type { SandboxEngine } from "@suaveplan/sandbox-core/types";
+import { ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { IsolateEngine } from "@suaveplan/sandbox-isolate";
 import { SpawnEngine } from "@suaveplan/sandbox-spawn";
 import { VmEngine } from "@suaveplan/sandbox-vm";
@@ -7,7 +8,8 @@ import { WorkerEngine } from "@suaveplan/sandbox-worker";
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "./sandbox.js";
 
-const ENGINES = ["vm", "worker", "spawn", "isolate"] as const;
+// Every built-in engine: one behaviour, one table.
+const ENGINES = ENGINE_NAMES;
 
 /**
  * A 64 KiB program that needs every step of the preparation: top-level

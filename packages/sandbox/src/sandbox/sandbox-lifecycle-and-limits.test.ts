@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { SandboxPool } from "@suaveplan/sandbox-core/pool";
 import type { SandboxResult } from "@suaveplan/sandbox-core/types";
+import { ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { SpawnEngine } from "@suaveplan/sandbox-spawn";
 import { VmEngine } from "@suaveplan/sandbox-vm";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,7 +15,8 @@ function holey(): unknown[] {
   return array;
 }
 
-const ENGINES = ["vm", "worker", "spawn", "isolate"] as const;
+// Every built-in engine: one behaviour, one table.
+const ENGINES = ENGINE_NAMES;
 const opened: Array<{ destroy(): Promise<void> }> = [];
 function sandboxOf(config: Parameters<typeof createSandbox>[0] = {}): Sandbox {
   const sandbox = createSandbox(config);

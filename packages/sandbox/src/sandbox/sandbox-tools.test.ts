@@ -6,12 +6,14 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { describeGuestGlobals } from "@suaveplan/sandbox-core/guest-script";
+import { ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSandbox, type Sandbox } from "./sandbox.js";
 
 /** The engines host tools run on through the facade; every one must give the same journal. */
-const ENGINES = ["vm", "worker", "spawn", "isolate"] as const;
+// Every built-in engine: one behaviour, one table.
+const ENGINES = ENGINE_NAMES;
 
 const weather = {
   description: "Current weather for a city",

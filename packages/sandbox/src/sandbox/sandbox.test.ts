@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import type { SandboxResult } from "@suaveplan/sandbox-core/types";
+import { ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "./sandbox.js";
 
@@ -178,7 +179,7 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
     );
   });
 
-  it.each(["vm", "worker", "spawn", "isolate"] as const)(
+  it.each(ENGINE_NAMES)(
     "executeStream delivers a log line before a 1-second sleep ends (%s)",
     async (engine) => {
       const sandbox = sandboxOf({ engine, timeout: 10_000 });

@@ -1,10 +1,12 @@
+import { ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { createHostCodec } from "@suaveplan/sandbox-guest";
 import { createToolRunner, TOOL_LIMIT_DEFAULTS } from "@suaveplan/sandbox-tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "./sandbox.js";
 
 /** Every engine must count the same bytes (worker, spawn and isolate's helper run the built kernel). */
-const ENGINES = ["vm", "worker", "spawn", "isolate"] as const;
+// Every built-in engine: one behaviour, one table.
+const ENGINES = ENGINE_NAMES;
 
 const live: Sandbox[] = [];
 afterEach(async () => {

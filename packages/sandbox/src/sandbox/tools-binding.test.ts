@@ -1,10 +1,12 @@
 import { SANDBOX_CODES } from "@suaveplan/sandbox-core/error-codes";
+import { ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSandbox, type Sandbox } from "./sandbox.js";
 
 /** Every engine must give the same answers (worker, spawn and isolate's helper run the built kernel). */
-const ENGINES = ["vm", "worker", "spawn", "isolate"] as const;
+// Every built-in engine: one behaviour, one table.
+const ENGINES = ENGINE_NAMES;
 
 const live: Sandbox[] = [];
 afterEach(async () => {

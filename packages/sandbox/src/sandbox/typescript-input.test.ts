@@ -1,5 +1,6 @@
-import type { SandboxEngine, SandboxResult } from "@suaveplan/sandbox-core/types";
+import { ENGINE_NAMES, type SandboxEngine, type SandboxResult } from "@suaveplan/sandbox-core/types";
 import { IsolateEngine } from "@suaveplan/sandbox-isolate";
+import { QuickJsEngine } from "@suaveplan/sandbox-quickjs";
 import { SpawnEngine } from "@suaveplan/sandbox-spawn";
 import { VmEngine } from "@suaveplan/sandbox-vm";
 import { WorkerEngine } from "@suaveplan/sandbox-worker";
@@ -7,7 +8,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createSandbox, type Sandbox } from "./sandbox.js";
 
-const ENGINES = ["vm", "worker", "spawn", "isolate"] as const;
+// Every built-in engine: one behaviour, one table.
+const ENGINES = ENGINE_NAMES;
 type Engine = (typeof ENGINES)[number];
 
 /** One behaviour, one table: TypeScript snippets and the exact outcome every engine must give. */
@@ -155,6 +157,7 @@ const makeEngine: Record<Engine, () => SandboxEngine> = {
   worker: () => new WorkerEngine({ timeout: 10_000 }),
   spawn: () => new SpawnEngine({ timeout: 10_000 }),
   isolate: () => new IsolateEngine({ timeout: 10_000 }),
+  quickjs: () => new QuickJsEngine({ timeout: 10_000 }),
 };
 
 const engines = new Map<Engine, SandboxEngine>();

@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { QuickJsEngine } from "../src/index.js";
+
+const MIB = 1024 * 1024;
+const engines: QuickJsEngine[] = [];
+const engine = (options: ConstructorParameters<typeof QuickJsEngine>[0] = {}): QuickJsEngine => {
+  const made = new QuickJsEngine(options);
+  engines.push(made);
+  return made;
+};
+
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((made) => made.destroy()));
+});
+
+// What the conformance suite cannot see: a slot runs one execution after another from the image of
+// its installed kernel, so what must differ per run (randomness, the clock) is renewed, and nothing
+// a run did may reach the next.
+describe("QuickJsEngine: every run starts from the installed kernel's image", () => {
+  it("what a run changed is gone; Math.random, crypto and performance.now are the run's own", async () => {
+    const quickjs = engine({ maxIdleSlots: 1 });
+    const probe =
+      "const seen = [typeof leaked, typeof Array.prototype.extra, Math.random(), crypto.randomUUID(), performance.now() < 1000];" +
+      " globalThis.leaked = 1; Array.prototype.extra = 1; seen";
+    const first = await quickjs.execute(probe);
+    const second = await quickjs.execute(probe);
+    expect(first.success && second.success).toBe(true);
+    const [a, b] = [first.result, second.result] as [unknown[], unknown[]];
+    expect([a[0], a[1], a[4], b[0], b[1], b[4]]).toEqual([
+      "undefined",
+      "undefined",
+      true,
+      "undefined",
+      "undefined",
+      true,
+    ]);
+    // One slot ran both (maxIdleSlots 1, one at a time): the image would repeat these were they not renewed.
+    expect(b[2]).not.toBe(a[2]);
+    expect(b[3]).not.toBe(a[3]);
+  });
+});
+
+describe("QuickJsEngine: one slot, many runs", () => {
+  it("300 allocation-heavy runs in a row on one slot each compute the same value (the restored allocator stays sound)", async () => {
+    const quickjs = engine({ maxIdleSlots: 1 });
+    // Sizes vary by run, so each run leaves the heap (and the top chunk) somewhere else.
+    const code = (n: number) =>
+      `const m = new Map(); for (let i = 0; i < ${n}; i++) m.set("k" + i, { i, s: "v".repeat(i % 50) });` +
+      " let total = 0; for (const [k, v] of m) total += v.i + v.s.length + k.length;" +
+      " const copy = JSON.parse(JSON.stringify([...m.values()])); total + copy.length";
+    const expected = (n: number) => {
+      let total = 0;
+      for (let i = 0; i < n; i++) total += i + (i % 50) + `k${i}`.length;
+      return total + n;
+    };
+    const mismatches: string[] = [];
+    for (let run = 0; run < 300; run++) {
+      const n = 200 + ((run * 7919) % 3000);
+      const result = await quickjs.execute(code(n));
+      if (result.result !== expected(n))
+        mismatches.push(`run ${run}: ${JSON.stringify(result.result ?? result.error)}`);
+    }
+    expect(mismatches).toEqual([]);
+  });
+});
+
+describe("QuickJsEngine: memoryLimit caps the module's memory", () => {
+  it("a run holds up to memoryLimit; past it the run ends SANDBOX_MEMORY_EXCEEDED even when the guest catches the error", async () => {
+    const quickjs = engine({ memoryLimit: 32 * MIB, timeout: 30_000 });
+    const hold = (mib: number) =>
+      `const keep = []; for (let i = 0; i < ${mib}; i++) keep.push(new Uint8Array(${MIB}).fill(1)); keep.length`;
+    const within = await quickjs.execute(hold(24));
+    expect({ success: within.success, result: within.result }).toEqual({ success: true, result: 24 });
+    expect(within.memoryUsed).toBeGreaterThanOrEqual(24 * MIB);
+    const caught = await quickjs.execute(
+      `let note = "not stopped"; try { ${hold(64)} } catch (error) { note = "caught: " + error.message } note`,
+    );
+    expect({ success: caught.success, errorCode: caught.errorCode }).toEqual({
+      success: false,
+      errorCode: "SANDBOX_MEMORY_EXCEEDED",
+    });
+    const strings = await quickjs.execute(
+      "const parts = []; for (let i = 0; i < 64; i++) { const s = String(i % 10).repeat(1048576); s.charCodeAt(1); parts.push(s); } parts.length",
+    );
+    expect(strings.errorCode).toBe("SANDBOX_MEMORY_EXCEEDED");
+    const after = await quickjs.execute(hold(24));
+    expect({ success: after.success, result: after.result }).toEqual({ success: true, result: 24 });
+  });
+});
