@@ -75,7 +75,7 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
 
   it("names the offending field for bad engines, options, code and context (bad input resolves, never rejects)", async () => {
     expect(() => createSandbox({ engine: "docker" })).toThrowError(
-      'Invalid sandbox config: config.engine: no engine named "docker"; registered: vm, worker, spawn, isolate (use registerEngine to add one) (SANDBOX_INVALID_CONFIG)',
+      'Invalid sandbox config: config.engine: no engine named "docker"; registered: vm, worker, spawn, isolate, quickjs (use registerEngine to add one) (SANDBOX_INVALID_CONFIG)',
     );
     const sandbox = sandboxOf();
     const outcome = (r: SandboxResult) => ({ success: r.success, errorCode: r.errorCode, error: r.error });
@@ -223,6 +223,7 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
       "./spawn-engine",
       "./runner",
       "./isolate-engine",
+      "./quickjs-engine",
       "./pool",
       "./result-streamer",
       "./sandbox",
@@ -246,6 +247,7 @@ describe("createSandbox (spec: public facade composes every subsystem)", () => {
       "./spawn-engine": "SpawnEngine",
       "./runner": "parseRunnerInput",
       "./isolate-engine": "IsolateEngine",
+      "./quickjs-engine": "QuickJsEngine",
       "./pool": "SandboxPool",
       "./result-streamer": "ResultStreamer",
       "./sandbox": "createSandbox",
