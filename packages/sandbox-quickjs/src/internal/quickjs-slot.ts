@@ -215,6 +215,11 @@ export class QuickJsSlot {
     return this.memory.buffer.byteLength;
   }
 
+  /** The module's memory grew past what it started with (a run allocated much): it stays that big. */
+  get grown(): boolean {
+    return this.memory.buffer.byteLength > INITIAL_PAGES * PAGE;
+  }
+
   /** The most the module's memory may grow to. */
   get capacityBytes(): number {
     return this.guard.capBytes;

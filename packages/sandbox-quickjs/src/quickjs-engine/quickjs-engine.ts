@@ -188,8 +188,13 @@ export class QuickJsEngine extends EngineShell {
     });
   }
 
+  /**
+   * Keep a slot warm for the next execution, unless it is unsound, or its
+   * memory grew past the module's first 16 MiB (WebAssembly memory never
+   * shrinks: a slot a memory bomb grew would hold up to memoryLimit for good).
+   */
   private giveBack(slot: QuickJsSlot): void {
-    if (this.destroyed || !slot.healthy) return;
+    if (this.destroyed || !slot.healthy || slot.grown) return;
     const key = slotKey(slot.limits);
     const list = this.idle.get(key) ?? [];
     if (list.length >= this.maxIdleSlots) return;
