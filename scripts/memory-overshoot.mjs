@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `pnpm memory:overshoot`: how far past `memoryLimit` a memory bomb gets before its run ends, on
-// the engines that enforce the limit (worker, spawn, isolate), measured by the kernel rather than
+// the engines that enforce the limit (worker, spawn, isolate, quickjs), measured by the kernel rather than
 // by the engine's own accounting. Each cell (engine × bomb) runs in a fresh host process:
-//   - worker, isolate (in the host process): the host's peak resident memory (VmHWM, reset to
+//   - worker, isolate, quickjs (in the host process): the host's peak resident memory (VmHWM, reset to
 //     the current value through /proc/self/clear_refs right before the run) minus its resident
 //     memory before the run;
 //   - spawn (a child per run): the largest peak resident memory (VmHWM) of any process below the
@@ -13,7 +13,7 @@
 // (spawn: the bomb child's peak minus the limit and the documented allowance for node itself).
 // Linux only. Needs the built packages (`node scripts/setup.mjs`).
 //
-//   node scripts/memory-overshoot.mjs [--limit-mib 64] [--repeat 3] [--engines worker,spawn,isolate] [--json]
+//   node scripts/memory-overshoot.mjs [--limit-mib 64] [--repeat 3] [--engines worker,spawn,isolate,quickjs] [--json]
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 
@@ -32,6 +32,7 @@ const ENGINE_MODULES = {
   worker: ["@suaveplan/sandbox/worker-engine", "WorkerEngine"],
   spawn: ["@suaveplan/sandbox/spawn-engine", "SpawnEngine"],
   isolate: ["@suaveplan/sandbox/isolate-engine", "IsolateEngine"],
+  quickjs: ["@suaveplan/sandbox/quickjs-engine", "QuickJsEngine"],
 };
 const MIB = 1024 * 1024;
 
@@ -40,7 +41,7 @@ const { values } = parseArgs({
     cell: { type: "string" },
     "limit-mib": { type: "string", default: "64" },
     repeat: { type: "string", default: "3" },
-    engines: { type: "string", default: "worker,spawn,isolate" },
+    engines: { type: "string", default: "worker,spawn,isolate,quickjs" },
     json: { type: "boolean", default: false },
   },
 });
@@ -135,7 +136,7 @@ async function main() {
   await probe.destroy();
   for (const engine of engines) {
     if (!(engine in ENGINE_MODULES))
-      throw new Error(`--engines: unknown engine ${engine} (worker, spawn, isolate)`);
+      throw new Error(`--engines: unknown engine ${engine} (${Object.keys(ENGINE_MODULES).join(", ")})`);
     const samples = {};
     for (const bomb of Object.keys(BOMBS)) {
       samples[bomb] = [];

@@ -308,13 +308,13 @@ describe.skipIf(redisMissing)("suaveplan-sandbox worker against a real redis-ser
       {
         code: 2,
         stderr:
-          'error: --engine: unknown engine "docker"; a worker runs vm, worker, spawn, isolate (repeat --engine or give a comma list)\n',
+          'error: --engine: unknown engine "docker"; a worker runs vm, worker, spawn, isolate, quickjs (repeat --engine or give a comma list)\n',
       },
       {
         code: 2,
         stderr: [
           `error: --engine isolate: the package isolated-vm is not installed; install it with \`npm i -g isolated-vm@${major}\` (the CLI installed globally; \`npm i isolated-vm@${major}\` in a project; the newest major for Node ${Number.parseInt(process.versions.node, 10)}, a native addon)`,
-          "Start the worker with engines this host can run (--engine vm|worker|spawn|isolate), or fix the host.",
+          "Start the worker with engines this host can run (--engine vm|worker|spawn|isolate|quickjs), or fix the host.",
           "",
         ].join("\n"),
       },

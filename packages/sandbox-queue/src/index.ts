@@ -7,7 +7,7 @@ import {
   registeredEngines,
   type Sandbox,
 } from "@suaveplan/sandbox";
-import type { EngineCapabilities } from "@suaveplan/sandbox-core/types";
+import { type EngineCapabilities, ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { QueueEngine, type QueueEngineOptions } from "./queue-engine.js";
 import { builtinCapabilities } from "./remote-capabilities.js";
 
@@ -22,7 +22,7 @@ export { type SandboxWorker, type SandboxWorkerOptions, startSandboxWorker } fro
  */
 export const queueEngine = async (): Promise<EngineFactory> => {
   const known = new Map<string, EngineCapabilities | undefined>();
-  for (const name of ["vm", "worker", "spawn", "isolate"]) known.set(name, await builtinCapabilities(name));
+  for (const name of ENGINE_NAMES) known.set(name, await builtinCapabilities(name));
   return {
     create: ({ limits, options }) =>
       new QueueEngine(limits, { ...options }, known.get(String(options.remoteEngine ?? "isolate"))),

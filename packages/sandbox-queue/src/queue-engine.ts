@@ -103,7 +103,7 @@ function settingsOf(options: Record<string, unknown>): Settings {
   if (typeof remoteEngine !== "string" || remoteEngine === "queue") {
     throw new SandboxError(
       SANDBOX_CODES.INVALID_CONFIG,
-      `${root}.remoteEngine: must name the engine the workers run (vm, worker, spawn, isolate or one they registered), not ${JSON.stringify(remoteEngine)}`,
+      `${root}.remoteEngine: must name the engine the workers run (vm, worker, spawn, isolate, quickjs or one they registered), not ${JSON.stringify(remoteEngine)}`,
     );
   }
   const remoteEngineOptions = options.remoteEngineOptions ?? {};

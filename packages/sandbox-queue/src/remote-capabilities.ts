@@ -16,6 +16,8 @@ export async function builtinCapabilities(engine: string): Promise<EngineCapabil
       return (await import("@suaveplan/sandbox/spawn-engine")).SPAWN_CAPABILITIES;
     case "isolate":
       return (await import("@suaveplan/sandbox/isolate-engine")).ISOLATE_HELPER_CAPABILITIES;
+    case "quickjs":
+      return (await import("@suaveplan/sandbox/quickjs-engine")).QUICKJS_CAPABILITIES;
     default:
       return undefined;
   }

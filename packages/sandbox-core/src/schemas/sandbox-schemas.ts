@@ -53,7 +53,7 @@ export const SandboxConfigPartialSchema = z.strictObject({
     .string()
     .regex(
       ENGINE_NAME_PATTERN,
-      "must be an engine name: lowercase letters, digits and dashes (vm, worker, spawn, isolate, or one you registered)",
+      "must be an engine name: lowercase letters, digits and dashes (vm, worker, spawn, isolate, quickjs, or one you registered)",
     )
     .optional(),
   timeout: milliseconds.optional(),

@@ -48,7 +48,7 @@ describe("schemas", () => {
 
   it("rejects a malformed engine name and an unknown built-in module (which engines exist is the facade's registry's call)", () => {
     expect(thrown(() => parseSandboxConfig({ engine: "Docker Engine" })).message).toBe(
-      'Invalid sandbox config: config.engine: must be an engine name: lowercase letters, digits and dashes (vm, worker, spawn, isolate, or one you registered) (got "Docker Engine") (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
+      'Invalid sandbox config: config.engine: must be an engine name: lowercase letters, digits and dashes (vm, worker, spawn, isolate, quickjs, or one you registered) (got "Docker Engine") (SANDBOX_INVALID_CONFIG); see @suaveplan/sandbox-core/docs/errors/SANDBOX_INVALID_CONFIG.md',
     );
     expect(parseSandboxConfig({ engine: "quickjs" }).engine).toBe("quickjs");
     expect(thrown(() => parseSandboxConfig({ allowedModules: ["Math", "fs"] })).message).toBe(
