@@ -223,6 +223,7 @@ describe("SandboxMcpConfigSchema", () => {
               "worker",
               "spawn",
               "isolate",
+              "quickjs",
             ],
             "type": "string",
           },
