@@ -7,7 +7,7 @@ import {
   registeredEngines,
   type Sandbox,
 } from "@suaveplan/sandbox";
-import { type EngineCapabilities, ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
+import { ENGINE_NAMES, type EngineCapabilities } from "@suaveplan/sandbox-core/types";
 import { QueueEngine, type QueueEngineOptions } from "./queue-engine.js";
 import { builtinCapabilities } from "./remote-capabilities.js";
 

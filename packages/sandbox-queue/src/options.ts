@@ -81,16 +81,19 @@ export function refuseUnknownKeys(
   }
 }
 
+/** Built-in engines that run guest code on the calling thread (a worker's own thread, here). */
+const ON_THE_CALLERS_THREAD: ReadonlySet<string> = new Set(["vm", "quickjs"]);
+
 /**
- * Why `vm` cannot run remotely with this timeout, or undefined: vm runs guest
- * code on the worker's own thread, so a busy loop also stops BullMQ from
- * renewing the job's lock; past the lock duration another worker would take
- * the job while it still runs.
+ * Why `engine` cannot run remotely with this timeout, or undefined: vm and
+ * quickjs run guest code on the worker's own thread, so a busy loop also
+ * stops BullMQ from renewing the job's lock; past the lock duration another
+ * worker would take the job while it still runs.
  */
-export function vmLockProblem(engine: string, timeout: number, lockDuration: number): string | undefined {
-  if (engine !== "vm" || timeout <= lockDuration / 2) return undefined;
+export function threadLockProblem(engine: string, timeout: number, lockDuration: number): string | undefined {
+  if (!ON_THE_CALLERS_THREAD.has(engine) || timeout <= lockDuration / 2) return undefined;
   return (
-    `the "vm" engine runs guest code on the worker's own thread, so a busy loop also stops BullMQ renewing the job's lock; ` +
+    `the "${engine}" engine runs guest code on the worker's own thread, so a busy loop also stops BullMQ renewing the job's lock; ` +
     `its timeout (${timeout} ms) must be at most half the lock duration (${lockDuration} ms): lower the timeout, raise lockDuration, or use "isolate"`
   );
 }

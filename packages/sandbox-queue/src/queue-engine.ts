@@ -30,8 +30,8 @@ import {
   type QueueAddress,
   queueAddress,
   refuseUnknownKeys,
+  threadLockProblem,
   transportOption,
-  vmLockProblem,
 } from "./options.js";
 import { type JobData, PROTOCOL_VERSION, type ToCaller, type WireResult } from "./protocol.js";
 import { fromWire } from "./wire-result.js";
@@ -200,7 +200,7 @@ export class QueueEngine implements SandboxEngine {
     remoteCapabilities?: EngineCapabilities,
   ) {
     this.settings = settingsOf(options);
-    const problem = vmLockProblem(this.settings.remoteEngine, limits.timeout, this.settings.lockDuration);
+    const problem = threadLockProblem(this.settings.remoteEngine, limits.timeout, this.settings.lockDuration);
     if (problem !== undefined)
       throw new SandboxError(SANDBOX_CODES.INVALID_CONFIG, `engineOptions.remoteEngine: ${problem}`);
     this.capabilities = queueCapabilities(this.settings.remoteEngine, remoteCapabilities);
@@ -223,9 +223,13 @@ export class QueueEngine implements SandboxEngine {
       memoryLimit: opts.memoryLimit ?? this.limits.memoryLimit,
       maxOutputSize: opts.maxOutputSize ?? this.limits.maxOutputSize,
     };
-    const vmProblem = vmLockProblem(this.settings.remoteEngine, limits.timeout, this.settings.lockDuration);
-    if (vmProblem !== undefined)
-      return failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${vmProblem}`);
+    const threadProblem = threadLockProblem(
+      this.settings.remoteEngine,
+      limits.timeout,
+      this.settings.lockDuration,
+    );
+    if (threadProblem !== undefined)
+      return failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${threadProblem}`);
     if (opts.signal?.aborted) return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled");
     let contextText: string;
     try {

@@ -18,8 +18,8 @@ import {
   durationOption,
   queueAddress,
   refuseUnknownKeys,
+  threadLockProblem,
   transportOption,
-  vmLockProblem,
 } from "./options.js";
 import {
   INPUT_TOO_LARGE_TEXT,
@@ -253,9 +253,9 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
         ),
       );
     }
-    const vmProblem = vmLockProblem(data.engine, data.limits.timeout, lockDuration);
-    if (vmProblem !== undefined) {
-      return refuse(failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${vmProblem}`));
+    const threadProblem = threadLockProblem(data.engine, data.limits.timeout, lockDuration);
+    if (threadProblem !== undefined) {
+      return refuse(failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${threadProblem}`));
     }
     const both = data.tools.filter((name) => workerTools.names.includes(name));
     if (both.length > 0) {

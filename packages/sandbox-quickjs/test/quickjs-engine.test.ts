@@ -40,6 +40,27 @@ describe("QuickJsEngine: every run starts from the installed kernel's image", ()
   });
 });
 
+describe("QuickJsEngine: slots copied from the first one's image", () => {
+  it("8 concurrent runs (8 slots, 7 of them copies) each start clean, with their own randomness, twice over", async () => {
+    const quickjs = engine({ maxIdleSlots: 8 });
+    const round = () =>
+      Promise.all(
+        Array.from({ length: 8 }, () =>
+          quickjs.execute(
+            "const seen = [typeof leaked, Math.random(), crypto.randomUUID()]; globalThis.leaked = 1;" +
+              " await new Promise((resolve) => setTimeout(resolve, 20)); seen",
+          ),
+        ),
+      );
+    for (const results of [await round(), await round()]) {
+      const seen = results.map((result) => result.result as [string, number, string]);
+      expect(seen.map((entry) => entry[0])).toEqual(Array(8).fill("undefined"));
+      expect(new Set(seen.map((entry) => entry[1])).size).toBe(8);
+      expect(new Set(seen.map((entry) => entry[2])).size).toBe(8);
+    }
+  });
+});
+
 describe("QuickJsEngine: one slot, many runs", () => {
   it("300 allocation-heavy runs in a row on one slot each compute the same value (the restored allocator stays sound)", async () => {
     const quickjs = engine({ maxIdleSlots: 1 });

@@ -14,12 +14,12 @@ export async function benchCommand(
   options: { iterations: number; json: boolean },
   io: CliIo,
 ): Promise<ExitCode> {
-  // 4 engines (W1), 2 burst rows, 4 tool-call rows, 2 data-path rows (W2), 2 memory rows, 1 reuse row, the ceilings.
-  const step = createProgress(16, (line) => io.stderr(line));
+  // 5 engines (W1), 2 burst rows, 5 tool-call rows, 3 data-path rows (W2), 2 memory rows, 1 reuse row, the ceilings.
+  const step = createProgress(19, (line) => io.stderr(line));
   const skippedNote = (row: { skipped?: string | undefined }) =>
     row.skipped ? ` (skipped: ${row.skipped})` : "";
   io.stderr(
-    `Benchmarking execute("2 + 3") (W1) per engine against its raw primitive (${options.iterations} calls per vm/isolate row; an idle gap precedes each call)…\n`,
+    `Benchmarking execute("2 + 3") (W1) per engine against its raw primitive (${options.iterations} calls per vm/isolate/quickjs row; an idle gap precedes each call)…\n`,
   );
   const rows = await runEngineBench({
     iterations: options.iterations,
@@ -39,6 +39,7 @@ export async function benchCommand(
       isolate: () => makeBenchEngine("isolate"),
       worker: () => makeBenchEngine("worker"),
       spawn: () => makeBenchEngine("spawn"),
+      quickjs: () => makeBenchEngine("quickjs"),
     },
     (row) => step(`${row.engine} tool calls${skippedNote(row)}`),
   );

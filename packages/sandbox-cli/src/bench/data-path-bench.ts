@@ -2,10 +2,11 @@ import * as vm from "node:vm";
 import type { SandboxEngine } from "@suaveplan/sandbox-core/types";
 import { loadIsolatedVm } from "./isolated-vm.js";
 import { latencyMedian, throughput } from "./measure.js";
+import { loadQuickJs } from "./quickjs.js";
 
 /** The data path (W2) of one engine against its raw primitive, both measured in the same run. */
 export interface DataPathBenchRow {
-  engine: "vm" | "isolate";
+  engine: "vm" | "isolate" | "quickjs";
   primitive: string;
   /** Median latency of the W2 execution after an idle gap, ms. */
   engineLatencyMs: number;
@@ -64,15 +65,48 @@ const subjects = {
       };
     },
   },
+  /** One quickjs-emscripten module instance; per call a fresh runtime and context, `data` set as a string, the result dumped out. */
+  quickjs: {
+    primitive: "new quickjs-emscripten runtime + context per call, data set as a string, result dumped",
+    engine: async (): Promise<SandboxEngine> =>
+      new (await import("@suaveplan/sandbox/quickjs-engine")).QuickJsEngine({}),
+    raw: async () => {
+      const qjs = await loadQuickJs();
+      return {
+        call: async () => {
+          const rt = qjs.newRuntime();
+          try {
+            const ctx = rt.newContext();
+            try {
+              const data = ctx.newString(W2_DATA);
+              ctx.setProp(ctx.global, "data", data);
+              data.dispose();
+              const handle = ctx.unwrapResult(ctx.evalCode(W2_CODE));
+              try {
+                return ctx.dump(handle) as unknown;
+              } finally {
+                handle.dispose();
+              }
+            } finally {
+              ctx.dispose();
+            }
+          } finally {
+            rt.dispose();
+          }
+        },
+        close: () => undefined,
+      };
+    },
+  },
 };
 
-/** Measure W2 on vm and isolate against their raw primitives, row by row, in one process. */
+/** Measure W2 on vm, isolate and quickjs against their raw primitives, row by row, in one process. */
 export async function runDataPathBench(options: {
   iterations: number;
   onRow?: (row: DataPathBenchRow) => void;
 }): Promise<DataPathBenchRow[]> {
   const rows: DataPathBenchRow[] = [];
-  for (const name of ["vm", "isolate"] as const) {
+  for (const name of ["vm", "isolate", "quickjs"] as const) {
     const subject = subjects[name];
     const base = { engine: name, primitive: subject.primitive, target: "≤ 1.2× (latency)" };
     let row: DataPathBenchRow;

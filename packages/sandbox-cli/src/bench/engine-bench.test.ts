@@ -14,4 +14,16 @@ describe("runEngineBench", () => {
     expect(table.split("\n")).toHaveLength(3);
     expect(table).toContain('| vm | vm.runInNewContext("2 + 3") |');
   });
+
+  it("measures quickjs against a new quickjs-emscripten runtime and context per call", async () => {
+    const rows = await runEngineBench({ iterations: 5, engines: ["quickjs"] });
+    expect(rows.map((row) => [row.engine, row.skipped])).toEqual([["quickjs", undefined]]);
+    const row = rows[0];
+    expect(row?.engineLatencyMs).toBeGreaterThan(0);
+    expect(row?.rawLatencyMs).toBeGreaterThan(0);
+    expect(row?.rawThroughput).toBeGreaterThan(0);
+    expect(formatBenchTable(rows)).toContain(
+      "| quickjs | new quickjs-emscripten runtime + context per call | ",
+    );
+  });
 });

@@ -4,6 +4,7 @@ import { Worker } from "node:worker_threads";
 import type { BuiltinEngineName, EngineName, SandboxEngine } from "@suaveplan/sandbox-core/types";
 import { loadIsolatedVm } from "./isolated-vm.js";
 import { latencyMedian, throughput } from "./measure.js";
+import { loadQuickJs } from "./quickjs.js";
 
 /** One measured engine against its raw primitive, both measured in the same run. */
 export interface EngineBenchRow {
@@ -28,7 +29,7 @@ export interface EngineBenchRow {
 export interface EngineBenchOptions {
   /** Measured calls per latency row. */
   iterations: number;
-  /** Engines to measure (default all four). */
+  /** Engines to measure (default all five). */
   engines?: readonly BuiltinEngineName[];
   /** Called as each row completes. */
   onRow?: (row: EngineBenchRow) => void;
@@ -115,6 +116,37 @@ const subjects: Record<BuiltinEngineName, Subject> = {
       close: () => undefined,
     }),
   },
+  /** quickjs-emscripten on its own: one module instance, and a fresh runtime and context per call. */
+  quickjs: {
+    primitive: "new quickjs-emscripten runtime + context per call",
+    target: "≤ 1.5×",
+    idleMs: 2,
+    engine: async () => new (await import("@suaveplan/sandbox/quickjs-engine")).QuickJsEngine({}),
+    raw: async () => {
+      const qjs = await loadQuickJs();
+      return {
+        call: async () => {
+          const rt = qjs.newRuntime();
+          try {
+            const ctx = rt.newContext();
+            try {
+              const handle = ctx.unwrapResult(ctx.evalCode(CODE));
+              try {
+                return ctx.getNumber(handle);
+              } finally {
+                handle.dispose();
+              }
+            } finally {
+              ctx.dispose();
+            }
+          } finally {
+            rt.dispose();
+          }
+        },
+        close: () => undefined,
+      };
+    },
+  },
 };
 
 /** The engine a bench row measures, built the way the row builds it. */
@@ -133,7 +165,7 @@ export function makeRawPrimitive(
 /** Measure every engine and its raw primitive in the same process, row by row. */
 export async function runEngineBench(options: EngineBenchOptions): Promise<EngineBenchRow[]> {
   const rows: EngineBenchRow[] = [];
-  for (const name of options.engines ?? (["vm", "isolate", "worker", "spawn"] as const)) {
+  for (const name of options.engines ?? (["vm", "isolate", "worker", "spawn", "quickjs"] as const)) {
     const subject = subjects[name];
     const iterations =
       name === "worker" || name === "spawn"

@@ -14,4 +14,19 @@ describe("runToolCallBench", () => {
     expect(table[2]?.startsWith("| vm | a plain host await |")).toBe(true);
     expect(table[2]?.endsWith("| ≤ 2× | correct |")).toBe(true);
   }, 60_000);
+
+  it("measures quickjs tool calls against an awaited quickjs-emscripten host function", async () => {
+    const rows = await runToolCallBench({ quickjs: () => makeBenchEngine("quickjs") });
+    expect(
+      rows.map((row) => ({ engine: row.engine, skipped: row.skipped, concurrentOk: row.concurrentOk })),
+    ).toEqual([{ engine: "quickjs", skipped: undefined, concurrentOk: true }]);
+    expect(rows[0]?.rawCallMs).toBeGreaterThan(0);
+    expect(
+      formatToolCallTable(rows)
+        .split("\n")[2]
+        ?.startsWith(
+          "| quickjs | an awaited quickjs-emscripten host function (newPromise + executePendingJobs) |",
+        ),
+    ).toBe(true);
+  }, 60_000);
 });

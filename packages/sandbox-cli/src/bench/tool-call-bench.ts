@@ -3,6 +3,7 @@ import { Worker } from "node:worker_threads";
 import type { BuiltinEngineName, HostCalls, SandboxEngine } from "@suaveplan/sandbox-core/types";
 import { loadIsolatedVm } from "./isolated-vm.js";
 import { median } from "./measure.js";
+import { loadQuickJs } from "./quickjs.js";
 
 /** A tool-call round trip of one engine against its raw message round trip, both measured in the same run. */
 export interface ToolCallBenchRow {
@@ -121,6 +122,48 @@ const raws: Record<BuiltinEngineName, { primitive: string; make: () => Promise<R
       };
     },
   },
+  /**
+   * An async host function on quickjs-emscripten itself: the guest awaits a promise the host
+   * makes (`ctx.newPromise`) and resolves on its next microtask, then runs QuickJS's pending
+   * jobs — what one awaited call from QuickJS to the host costs at least.
+   */
+  quickjs: {
+    primitive: "an awaited quickjs-emscripten host function (newPromise + executePendingJobs)",
+    make: async () => {
+      const qjs = await loadQuickJs();
+      const rt = qjs.newRuntime();
+      const ctx = rt.newContext();
+      const echoHandle = ctx.newFunction("echo", (x) => {
+        const value = ctx.getNumber(x);
+        const deferred = ctx.newPromise();
+        queueMicrotask(() => {
+          const answer = ctx.newNumber(value);
+          deferred.resolve(answer);
+          answer.dispose();
+          deferred.dispose();
+          rt.executePendingJobs();
+        });
+        return deferred.handle;
+      });
+      ctx.setProp(ctx.global, "echo", echoHandle);
+      echoHandle.dispose();
+      return {
+        run: async (n) => {
+          const promise = ctx.unwrapResult(
+            ctx.evalCode(`(async () => { for (let i = 0; i < ${n}; i++) await echo(i); })()`),
+          );
+          const settled = ctx.resolvePromise(promise);
+          promise.dispose();
+          rt.executePendingJobs();
+          ctx.unwrapResult(await settled).dispose();
+        },
+        close: () => {
+          ctx.dispose();
+          rt.dispose();
+        },
+      };
+    },
+  },
 };
 
 /** One raw sample: a run of `CALLS` round trips minus a run of none, per round trip. */
@@ -173,7 +216,7 @@ export async function runToolCallBench(
   onRow?: (row: ToolCallBenchRow) => void,
 ): Promise<ToolCallBenchRow[]> {
   const rows: ToolCallBenchRow[] = [];
-  for (const name of (["vm", "isolate", "worker", "spawn"] as const).filter(
+  for (const name of (["vm", "isolate", "worker", "spawn", "quickjs"] as const).filter(
     (engine) => engines[engine] !== undefined,
   )) {
     const { primitive, make } = raws[name];

@@ -111,41 +111,22 @@ export class QuickJsSlot {
     return this.guard.exceeded;
   }
 
-  /** A slot whose runs may allocate `limits.memoryLimit` bytes beyond the kernel's image. */
+  /**
+   * A slot whose runs may allocate `limits.memoryLimit` bytes beyond the
+   * kernel's image. The first slot for a set of timer limits compiles and
+   * installs the kernel (tens of ms of this thread); later ones copy its
+   * image into a new module instance (a few ms), see {@link Template}.
+   */
   static async create(limits: SlotLimits): Promise<QuickJsSlot> {
-    const memory = new Wasm.Memory({ initial: INITIAL_PAGES, maximum: MAX_PAGES });
-    const guard: MemoryGuard = { capBytes: MAX_PAGES * PAGE, exceeded: false };
-    const grow = memory.grow.bind(memory);
-    // The module's glue grows its memory only through this object (emscripten_resize_heap).
-    Object.defineProperty(memory, "grow", {
-      value(delta: number): number {
-        if (memory.buffer.byteLength + delta * PAGE > guard.capBytes) {
-          guard.exceeded = true;
-          throw new RangeError("the sandbox's memory limit");
-        }
-        return grow(delta);
-      },
-    });
-    const module = await compiledModule();
-    const qjs = await newQuickJSWASMModuleFromVariant(
-      newVariant(variant, {
-        wasmModule: module as NonNullable<CustomizeVariantOptions["wasmModule"]>,
-        wasmMemory: memory as unknown as NonNullable<CustomizeVariantOptions["wasmMemory"]>,
-      }),
-    );
-    const runtime = qjs.newRuntime();
-    runtime.setMaxStackSize(MAX_STACK_BYTES);
-    const context = runtime.newContext();
-    let slot: QuickJsSlot | undefined;
-    runtime.setInterruptHandler(() => {
-      if (slot === undefined || performance.now() <= slot.deadline) return false;
-      slot.interrupted = true;
-      return true;
-    });
-    const bridgeFunction = context.newFunction("bridge", (...handles) => {
-      const args = handles.map((handle) => primitiveOf(context, handle));
-      return handleOf(context, (slot as QuickJsSlot).bridge(args[0] as string, args[1], args[2], args[3]));
-    });
+    const key = templateKey(limits);
+    const template = templates.get(key);
+    if (template !== undefined) {
+      const cloned = await QuickJsSlot.clone(limits, template);
+      if (cloned !== undefined) return cloned;
+      templates.delete(key); // not this build's layout after all: compile from now on
+    }
+    const fresh = await newInstance();
+    const { context, runtime, memory, bridgeFunction } = fresh;
     const evaluated = context.evalCode(buildKernelSource("kernel"), KERNEL_FILENAME, { type: "global" });
     const install = context.unwrapResult(evaluated);
     // Installed without entropy: each run's comes with `renew`.
@@ -162,7 +143,53 @@ export class QuickJsSlot {
     const whole = new Uint8Array(memory.buffer).slice();
     const image = restoreImage(context, runtime, memory, whole);
     new Uint8Array(memory.buffer).set(whole);
-    slot = new QuickJsSlot(limits, memory, runtime, context, entries, image, randomStateAt, guard);
+    if (templates.size >= MAX_TEMPLATES) templates.delete(templates.keys().next().value as string);
+    templates.set(key, {
+      image,
+      randomStateAt,
+      entriesAt: pointerOf(entries),
+      layout: layoutOf(fresh),
+      memoryBytes: memory.buffer.byteLength,
+    });
+    return QuickJsSlot.finish(limits, fresh, entries, image, randomStateAt);
+  }
+
+  /** A new slot from `template`'s image, or undefined when the new instance is not laid out alike. */
+  private static async clone(limits: SlotLimits, template: Template): Promise<QuickJsSlot | undefined> {
+    const fresh = await newInstance();
+    const layout = layoutOf(fresh);
+    if (layout.join() !== template.layout.join()) return undefined;
+    const { memory, context, runtime } = fresh;
+    if (memory.buffer.byteLength < template.memoryBytes)
+      memory.grow((template.memoryBytes - memory.buffer.byteLength) / PAGE);
+    const heap = new Uint8Array(memory.buffer);
+    for (const part of template.image.parts) heap.set(part.bytes, part.at);
+    const entries = (
+      context as unknown as { getMemory(rt: number): { heapValueHandle(pointer: number): QuickJSHandle } }
+    )
+      .getMemory(runtimePointer(runtime))
+      .heapValueHandle(template.entriesAt);
+    // The copy must be a working realm with the kernel's entries where the template had them.
+    const probe = context.evalCode("typeof Reflect === 'object' && 6 * 7", "probe.js", { type: "global" });
+    const ok =
+      probe.error === undefined &&
+      context.typeof(entries) === "object" &&
+      context.getNumber(probe.value) === 42;
+    for (const part of template.image.parts) heap.set(part.bytes, part.at);
+    if (!ok) return undefined;
+    return QuickJsSlot.finish(limits, fresh, entries, template.image, template.randomStateAt);
+  }
+
+  private static finish(
+    limits: SlotLimits,
+    fresh: FreshInstance,
+    entries: QuickJSHandle,
+    image: RestoreImage,
+    randomStateAt: number,
+  ): QuickJsSlot {
+    const { memory, runtime, context, guard } = fresh;
+    const slot = new QuickJsSlot(limits, memory, runtime, context, entries, image, randomStateAt, guard);
+    fresh.bind(slot);
     guard.capBytes = Math.min(
       MAX_PAGES * PAGE,
       Math.max(memory.buffer.byteLength, roundUp(image.end + limits.memoryLimit)),
@@ -224,6 +251,113 @@ export class QuickJsSlot {
   get capacityBytes(): number {
     return this.guard.capBytes;
   }
+}
+
+/** One module instance made the same way for every slot, before any kernel is in it. */
+interface FreshInstance {
+  memory: WasmMemory;
+  guard: MemoryGuard;
+  runtime: QuickJSRuntime;
+  context: QuickJSContext;
+  /** The function the kernel calls as its bridge. */
+  bridgeFunction: QuickJSHandle;
+  /** Point the interrupt handler and the bridge at `slot`. */
+  bind(slot: QuickJsSlot): void;
+}
+
+/**
+ * What a slot made by compiling the kernel leaves for later slots with the
+ * same timer limits: its restore image, where its kernel's entries and
+ * `Math.random` state are, and the layout of the instance it was made in.
+ * A new instance made by the same steps is laid out alike (the module and
+ * its allocator are deterministic; checked: the runtime, the context and the
+ * bridge function must sit at the same addresses, and the copy must run), so
+ * copying the image into it gives it the installed kernel without compiling.
+ */
+interface Template {
+  image: RestoreImage;
+  randomStateAt: number;
+  /** Address of the kernel's entries value (a handle's pointer). */
+  entriesAt: number;
+  /** The fresh instance's runtime, context and bridge addresses, and the bridge's value. */
+  layout: readonly number[];
+  /** The module's memory when the image was taken. */
+  memoryBytes: number;
+}
+
+/** Templates by {@link templateKey}, oldest first. */
+const templates = new Map<string, Template>();
+/** Templates kept per process (each holds about 2 MiB). */
+const MAX_TEMPLATES = 8;
+
+/** The kernel in an image depends on the timer limits only (memory is capped outside it). */
+function templateKey(limits: SlotLimits): string {
+  return `${limits.maxTimers}/${limits.maxTimerCreations}`;
+}
+
+/** A handle's address in the module's memory. */
+function pointerOf(handle: QuickJSHandle): number {
+  return (handle as unknown as { value: number }).value;
+}
+
+function layoutOf(fresh: FreshInstance): number[] {
+  const bridgeAt = pointerOf(fresh.bridgeFunction);
+  const words = new Uint32Array(fresh.memory.buffer);
+  return [
+    runtimePointer(fresh.runtime),
+    contextPointer(fresh.context),
+    bridgeAt,
+    words[bridgeAt >> 2] as number,
+    words[(bridgeAt >> 2) + 1] as number,
+  ];
+}
+
+/** A module instance with its own capped memory, a runtime, a context and the bridge function. */
+async function newInstance(): Promise<FreshInstance> {
+  const memory = new Wasm.Memory({ initial: INITIAL_PAGES, maximum: MAX_PAGES });
+  const guard: MemoryGuard = { capBytes: MAX_PAGES * PAGE, exceeded: false };
+  const grow = memory.grow.bind(memory);
+  // The module's glue grows its memory only through this object (emscripten_resize_heap).
+  Object.defineProperty(memory, "grow", {
+    value(delta: number): number {
+      if (memory.buffer.byteLength + delta * PAGE > guard.capBytes) {
+        guard.exceeded = true;
+        throw new RangeError("the sandbox's memory limit");
+      }
+      return grow(delta);
+    },
+  });
+  const module = await compiledModule();
+  const qjs = await newQuickJSWASMModuleFromVariant(
+    newVariant(variant, {
+      wasmModule: module as NonNullable<CustomizeVariantOptions["wasmModule"]>,
+      wasmMemory: memory as unknown as NonNullable<CustomizeVariantOptions["wasmMemory"]>,
+    }),
+  );
+  const runtime = qjs.newRuntime();
+  runtime.setMaxStackSize(MAX_STACK_BYTES);
+  const context = runtime.newContext();
+  let slot: QuickJsSlot | undefined;
+  runtime.setInterruptHandler(() => {
+    if (slot === undefined || performance.now() <= slot.deadline) return false;
+    slot.interrupted = true;
+    return true;
+  });
+  const bridgeFunction = context.newFunction("bridge", (...handles) => {
+    if (slot === undefined) return context.undefined;
+    const args = handles.map((handle) => primitiveOf(context, handle));
+    return handleOf(context, slot.bridge(args[0] as string, args[1], args[2], args[3]));
+  });
+  return {
+    memory,
+    guard,
+    runtime,
+    context,
+    bridgeFunction,
+    bind(bound) {
+      slot = bound;
+    },
+  };
 }
 
 /** What the memory's `grow` checks and records. */
