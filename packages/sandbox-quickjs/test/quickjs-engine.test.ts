@@ -85,6 +85,34 @@ describe("QuickJsEngine: one slot, many runs", () => {
   });
 });
 
+describe("QuickJsEngine: deep recursion", () => {
+  it("ends in the guest's own catchable RangeError on every path tried, and the host's timers still work at that depth", async () => {
+    const quickjs = engine({ timeout: 10_000 });
+    const paths = {
+      plain: "function f(n) { return f(n + 1) } try { f(0) } catch (e) { e.name }",
+      "array callback": "function f(n) { return [n].map(f) } try { f(0) } catch (e) { e.name }",
+      getter: "const o = { get x() { return this.x } }; try { o.x } catch (e) { e.name }",
+      proxy: "const p = new Proxy({}, { get(t, k, r) { return r[k] } }); try { p.a } catch (e) { e.name }",
+      "bound functions": "let g = () => g(); for (let i = 0; i < 5; i++) g = g.bind(null); try { g() } catch (e) { e.name }",
+      toString: "const o = { toString() { return String(o) } }; try { String(o) } catch (e) { e.name }",
+      "async function": "async function f(n) { return f(n + 1) } try { await f(0) } catch (e) { e.name }",
+    };
+    const outcomes: Record<string, unknown> = {};
+    for (const [name, code] of Object.entries(paths)) {
+      const result = await quickjs.execute(code);
+      outcomes[name] = result.success ? result.result : result.errorCode;
+    }
+    expect(outcomes).toEqual(Object.fromEntries(Object.keys(paths).map((name) => [name, "RangeError"])));
+    // At the deepest level the guest reaches, it still schedules a timer through the host.
+    const edge = await quickjs.execute(
+      "let deepest = 0; function f(n) { deepest = n; return f(n + 1) } try { f(0) } catch {}" +
+        " function down(n) { if (n === 0) return new Promise((resolve) => setTimeout(() => resolve('fired'), 1)); return down(n - 1) }" +
+        " let fired; for (let n = deepest; n > 0 && fired === undefined; n -= 5) { try { fired = await down(n) } catch {} } fired",
+    );
+    expect({ success: edge.success, result: edge.result }).toEqual({ success: true, result: "fired" });
+  });
+});
+
 describe("QuickJsEngine: memoryLimit caps the module's memory", () => {
   it("a run holds up to memoryLimit; past it the run ends SANDBOX_MEMORY_EXCEEDED even when the guest catches the error", async () => {
     const quickjs = engine({ memoryLimit: 32 * MIB, timeout: 30_000 });

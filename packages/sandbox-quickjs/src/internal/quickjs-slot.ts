@@ -22,8 +22,16 @@ const MAX_PAGES = 32_768;
 const KERNEL_FILENAME = "suaveplan:kernel";
 /** What dlmalloc may write past its top chunk (a fencepost header), rounded up. */
 const TOP_FOOTER_BYTES = 64;
-/** The stack QuickJS may use for guest code, in bytes (its default is 1 MiB). */
-const MAX_STACK_BYTES = 1024 * 1024;
+/**
+ * The stack QuickJS may use for guest code, in bytes (its default is 1 MiB). QuickJS counts its
+ * own (emscripten's) stack, but each WebAssembly frame also takes the host thread's native stack,
+ * which runs out first at 1 MiB — and 256 KiB for recursion through C paths such as bound
+ * functions and `toString` — so the guest saw no RangeError, the run failed in the host, and host
+ * code the guest called at that edge (its timers) could run out of stack part-way. At 128 KiB
+ * every recursion tried ends in QuickJS's catchable RangeError (about 740 plain calls deep) with
+ * most of the native stack to spare.
+ */
+const MAX_STACK_BYTES = 128 * 1024;
 
 /** The pinned QuickJS build (its CommonJS typings name the variant `default`). */
 const variant = ((variantExport as { default?: QuickJSSyncVariant }).default ??
