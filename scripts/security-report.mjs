@@ -42,7 +42,7 @@ if (!existsSync(dir)) {
   process.exit(2);
 }
 
-const ENGINES = ["vm", "worker", "spawn", "spawn-confined", "isolate"];
+const ENGINES = ["vm", "worker", "spawn", "spawn-confined", "isolate", "quickjs"];
 const TARGETS = [...ENGINES, "plugin"];
 const cells = [];
 for (const target of TARGETS) {

@@ -24,6 +24,8 @@ async function rawEngine(engine) {
       });
     case "isolate":
       return new (await import("@suaveplan/sandbox-isolate")).IsolateEngine(limits);
+    case "quickjs":
+      return new (await import("@suaveplan/sandbox-quickjs")).QuickJsEngine(limits);
     default:
       throw new Error(`unknown engine ${engine}`);
   }

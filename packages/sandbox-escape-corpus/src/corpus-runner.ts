@@ -9,6 +9,7 @@ import { createSandbox, type Sandbox } from "@suaveplan/sandbox";
 import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
 import type { SandboxEngine, SandboxResult } from "@suaveplan/sandbox-core/types";
 import { IsolateEngine } from "@suaveplan/sandbox-isolate";
+import { QuickJsEngine } from "@suaveplan/sandbox-quickjs";
 import { SpawnEngine } from "@suaveplan/sandbox-spawn";
 import { createToolRunner, normaliseTools } from "@suaveplan/sandbox-tools";
 import { VmEngine } from "@suaveplan/sandbox-vm";
@@ -159,6 +160,8 @@ function rawEngine(engine: CorpusEngine, confinement: LocalSandboxProvider | und
       return new SpawnEngine({ ...CORPUS_LIMITS, confinement });
     case "isolate":
       return new IsolateEngine(CORPUS_LIMITS);
+    case "quickjs":
+      return new QuickJsEngine(CORPUS_LIMITS);
   }
 }
 
@@ -302,12 +305,14 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
   const tools = normaliseTools(host.tools);
 
   /**
-   * The next-run probe follows every technique on vm and isolate (one process, a realm per run:
-   * where leftover state could show). worker and spawn start a fresh worker/child for every
-   * execution by design, so there the probe follows the persistence techniques only (time).
+   * The next-run probe follows every technique on vm, isolate and quickjs (one process, a realm
+   * per run; quickjs keeps its QuickJS instances — WebAssembly memories restored from an image —
+   * warm between runs: where leftover state could show). worker and spawn start a fresh
+   * worker/child for every execution by design, so there the probe follows the persistence
+   * techniques only (time).
    */
   const probesNextRun = (technique: EscapeTechnique) =>
-    engine === "vm" || engine === "isolate" || technique.kind === "persist";
+    engine === "vm" || engine === "isolate" || engine === "quickjs" || technique.kind === "persist";
 
   async function runFacade(sandbox: Sandbox, technique: EscapeTechnique) {
     const column = "facade";

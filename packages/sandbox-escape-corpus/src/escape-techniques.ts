@@ -1,5 +1,5 @@
-/** The four engines the corpus runs against. */
-export type CorpusEngine = "vm" | "worker" | "spawn" | "isolate" | "spawn-confined";
+/** The five engines the corpus runs against, and the confined spawn tier. */
+export type CorpusEngine = "vm" | "worker" | "spawn" | "isolate" | "quickjs" | "spawn-confined";
 
 /** Where a technique can end up: one engine, or the plugin host. */
 export type CorpusTarget = CorpusEngine | "plugin";
@@ -599,7 +599,14 @@ return out;`,
     kind: "dos",
     timeoutMs: 300,
     code: `while (true) {}`,
-    expect: { vm: TIMEOUT, worker: TIMEOUT, spawn: TIMEOUT, isolate: TIMEOUT, plugin: PLUGIN_TIMEOUT },
+    expect: {
+      vm: TIMEOUT,
+      worker: TIMEOUT,
+      spawn: TIMEOUT,
+      isolate: TIMEOUT,
+      quickjs: TIMEOUT,
+      plugin: PLUGIN_TIMEOUT,
+    },
   },
   {
     name: "microtask-loop",
@@ -612,6 +619,7 @@ return out;`,
       worker: TIMEOUT_OR_MEMORY,
       spawn: TIMEOUT_OR_MEMORY,
       isolate: TIMEOUT_OR_MEMORY,
+      quickjs: TIMEOUT_OR_MEMORY,
       plugin: ["SAND_VM_TIMEOUT", "SAND_VM_MEMORY_EXCEEDED"],
     },
   },
@@ -621,7 +629,14 @@ return out;`,
     kind: "dos",
     timeoutMs: 300,
     code: `await new Promise(() => {});`,
-    expect: { vm: TIMEOUT, worker: TIMEOUT, spawn: TIMEOUT, isolate: TIMEOUT, plugin: PLUGIN_TIMEOUT },
+    expect: {
+      vm: TIMEOUT,
+      worker: TIMEOUT,
+      spawn: TIMEOUT,
+      isolate: TIMEOUT,
+      quickjs: TIMEOUT,
+      plugin: PLUGIN_TIMEOUT,
+    },
   },
   {
     name: "deep-recursion",
@@ -633,6 +648,7 @@ return out;`,
       worker: ["SANDBOX_GUEST_ERROR"],
       spawn: ["SANDBOX_GUEST_ERROR"],
       isolate: ["SANDBOX_GUEST_ERROR"],
+      quickjs: ["SANDBOX_GUEST_ERROR"],
       plugin: ["SAND_VM_PLUGIN_THREW"],
     },
   },
@@ -657,6 +673,10 @@ return "returned";`,
         outcome: ["SANDBOX_GUEST_ERROR", "ok"],
         note: "isolated-vm 5 has no unhandled-rejection hook: it hands a rejection nobody handled to the call running when V8 sees it, and on a loaded machine (about 1 run in 5 of the whole corpus) that was none, so the run ended ok; the host survives and the next run is unaffected (the next-run check follows this technique on isolate)",
       },
+      quickjs: {
+        outcome: "ok",
+        note: "quickjs-emscripten exposes no rejection tracker, so a rejection nobody handled is never reported and the run ends ok (a declared difference, sandbox-quickjs README); the host survives and the next run is unaffected (the next-run check follows this technique on quickjs)",
+      },
     },
   },
   {
@@ -670,6 +690,8 @@ return "returned";`,
       worker: ["SANDBOX_GUEST_ERROR"],
       spawn: ["SANDBOX_GUEST_ERROR"],
       isolate: ["SANDBOX_GUEST_ERROR"],
+      // QuickJS's own limit and wording: "InternalError: string too long".
+      quickjs: ["SANDBOX_GUEST_ERROR"],
       plugin: ["SAND_VM_PLUGIN_THREW"],
     },
   },
@@ -685,6 +707,7 @@ return "returned";`,
     expect: {
       spawn: ["SANDBOX_MEMORY_EXCEEDED"],
       isolate: ["SANDBOX_MEMORY_EXCEEDED"],
+      quickjs: ["SANDBOX_MEMORY_EXCEEDED"],
     },
     declared: {
       vm: {
@@ -713,6 +736,7 @@ return "returned";`,
       worker: ["SANDBOX_MEMORY_EXCEEDED"],
       spawn: ["SANDBOX_MEMORY_EXCEEDED"],
       isolate: ["SANDBOX_MEMORY_EXCEEDED"],
+      quickjs: ["SANDBOX_MEMORY_EXCEEDED"],
       plugin: ["SAND_VM_MEMORY_EXCEEDED"],
     },
     declared: {
@@ -734,6 +758,8 @@ return "returned";`,
     expect: {
       spawn: ["SANDBOX_MEMORY_EXCEEDED"],
       isolate: ["SANDBOX_MEMORY_EXCEEDED"],
+      // Array buffers live in the module's linear memory, whose growth the limit caps.
+      quickjs: ["SANDBOX_MEMORY_EXCEEDED"],
       plugin: ["SAND_VM_MEMORY_EXCEEDED"],
       // Sampled from the host while it runs where node can (22.16+); on every line the host's
       // resident-memory valve ends a worker that does not yield past limit + 48 MiB, and the
@@ -756,7 +782,14 @@ return "returned";`,
 let made = 0;
 try { for (let i = 0; i < 5000; i++) { setTimeout(() => {}, 60000); setInterval(() => {}, 1); made++; } } catch (e) { return "refused after " + made + ": " + e.name; }
 return made;`,
-    expect: { vm: TIMEOUT, worker: TIMEOUT, spawn: TIMEOUT, isolate: TIMEOUT, plugin: "ok" },
+    expect: {
+      vm: TIMEOUT,
+      worker: TIMEOUT,
+      spawn: TIMEOUT,
+      isolate: TIMEOUT,
+      quickjs: TIMEOUT,
+      plugin: "ok",
+    },
   },
   {
     name: "output-flood",
@@ -764,7 +797,7 @@ return made;`,
     kind: "dos",
     timeoutMs: 3000,
     code: `const line = "y".repeat(1024); for (let i = 0; i < 20000; i++) console.log(line); return "flooded";`,
-    expect: { vm: "ok", worker: "ok", spawn: "ok", isolate: "ok", plugin: "ok" },
+    expect: { vm: "ok", worker: "ok", spawn: "ok", isolate: "ok", quickjs: "ok", plugin: "ok" },
   },
   {
     name: "giant-result",
@@ -777,6 +810,10 @@ return made;`,
       worker: ["SANDBOX_RESULT_NOT_TRANSFERABLE", "SANDBOX_MEMORY_EXCEEDED"],
       spawn: ["SANDBOX_RESULT_NOT_TRANSFERABLE", "SANDBOX_MEMORY_EXCEEDED"],
       isolate: ["SANDBOX_RESULT_NOT_TRANSFERABLE", "SANDBOX_MEMORY_EXCEEDED"],
+      // Refused with 32 MiB of the module's memory in use (the memory limit is not near), but
+      // without a JIT encoding the result until it is refused took 1.3–2.2 s of the 3 s budget
+      // (measured on a loaded 2-core machine): a slower machine may reach the timeout first.
+      quickjs: ["SANDBOX_RESULT_NOT_TRANSFERABLE", "SANDBOX_TIMEOUT"],
       // Refused before its copy is built (half of memoryLimitMb); building it aborted the whole
       // process on Node 24 (V8's fatal out-of-memory on one huge string, nodejs/node#47224).
       plugin: ["SAND_VM_DATA_CLONE_FAILED"],
@@ -794,6 +831,7 @@ return made;`,
       worker: TIMEOUT,
       spawn: TIMEOUT,
       isolate: TIMEOUT,
+      quickjs: TIMEOUT,
       plugin: PLUGIN_TIMEOUT,
     },
   },
@@ -806,7 +844,7 @@ return made;`,
     code: `console.log("%d %i %f", { toString() { return "x"; }, valueOf() { return "y"; } }, { toString() {}, valueOf() {} }, {}); return "logged";`,
     // The plugin host formats the copied arguments with node's formatter, which threw on them
     // (SAND_VM_WORKER_FAILED) until it fell back to inspecting each object first.
-    expect: { vm: "ok", worker: "ok", spawn: "ok", isolate: "ok", plugin: "ok" },
+    expect: { vm: "ok", worker: "ok", spawn: "ok", isolate: "ok", quickjs: "ok", plugin: "ok" },
   },
   {
     name: "tool-call-flood",
@@ -815,7 +853,7 @@ return made;`,
     needsTools: true,
     timeoutMs: 3000,
     code: `const calls = []; for (let i = 0; i < 1000; i++) calls.push(tools.echo({ value: i }).catch((e) => e.name)); const r = await Promise.all(calls); return r.filter((x) => typeof x === "string").length;`,
-    expect: { vm: "ok", worker: "ok", spawn: "ok", isolate: "ok", plugin: "ok" },
+    expect: { vm: "ok", worker: "ok", spawn: "ok", isolate: "ok", quickjs: "ok", plugin: "ok" },
   },
   // ── Persistence: outlive the run, confuse the next one ───────────────────────────────
   {
@@ -831,6 +869,7 @@ return "left an interval";`,
       worker: TIMEOUT,
       spawn: TIMEOUT,
       isolate: TIMEOUT,
+      quickjs: TIMEOUT,
       plugin: ["SAND_VM_PLUGIN_THREW"],
     },
   },
@@ -841,7 +880,14 @@ return "left an interval";`,
     kind: "persist",
     code: `Object.prototype.planted = "planted"; Array.prototype.map = () => "hijacked"; JSON.stringify = () => "forged"; Function.prototype.call = () => "hijacked";
 return "poisoned";`,
-    expect: { vm: "ok", worker: "ok", spawn: "ok", isolate: "ok", plugin: ["SAND_VM_PLUGIN_THREW"] },
+    expect: {
+      vm: "ok",
+      worker: "ok",
+      spawn: "ok",
+      isolate: "ok",
+      quickjs: "ok",
+      plugin: ["SAND_VM_PLUGIN_THREW"],
+    },
   },
   {
     name: "pending-tool-call-after-run",
@@ -850,6 +896,13 @@ return "poisoned";`,
     needsTools: true,
     timeoutMs: 300,
     code: `tools.slow({}).then(() => console.log("late")); return "returned with a call pending";`,
-    expect: { vm: TIMEOUT, worker: TIMEOUT, spawn: TIMEOUT, isolate: TIMEOUT, plugin: "ok" },
+    expect: {
+      vm: TIMEOUT,
+      worker: TIMEOUT,
+      spawn: TIMEOUT,
+      isolate: TIMEOUT,
+      quickjs: TIMEOUT,
+      plugin: "ok",
+    },
   },
 ];
