@@ -93,7 +93,8 @@ describe("QuickJsEngine: deep recursion", () => {
       "array callback": "function f(n) { return [n].map(f) } try { f(0) } catch (e) { e.name }",
       getter: "const o = { get x() { return this.x } }; try { o.x } catch (e) { e.name }",
       proxy: "const p = new Proxy({}, { get(t, k, r) { return r[k] } }); try { p.a } catch (e) { e.name }",
-      "bound functions": "let g = () => g(); for (let i = 0; i < 5; i++) g = g.bind(null); try { g() } catch (e) { e.name }",
+      "bound functions":
+        "let g = () => g(); for (let i = 0; i < 5; i++) g = g.bind(null); try { g() } catch (e) { e.name }",
       toString: "const o = { toString() { return String(o) } }; try { String(o) } catch (e) { e.name }",
       "async function": "async function f(n) { return f(n + 1) } try { await f(0) } catch (e) { e.name }",
     };
@@ -134,5 +135,17 @@ describe("QuickJsEngine: memoryLimit caps the module's memory", () => {
     expect(strings.errorCode).toBe("SANDBOX_MEMORY_EXCEEDED");
     const after = await quickjs.execute(hold(24));
     expect({ success: after.success, result: after.result }).toEqual({ success: true, result: 24 });
+  });
+});
+
+describe("QuickJsEngine: options", () => {
+  it("refuses a bad option by name, value and fix", () => {
+    expect(() => new QuickJsEngine({ maxIdleSlots: -1 })).toThrowError(
+      "QuickJsEngine: maxIdleSlots must be a non-negative integer (got -1)",
+    );
+    expect(() => new QuickJsEngine({ breakOnSigint: "yes" as unknown as boolean })).toThrowError(
+      "QuickJsEngine: breakOnSigint must be true or false (got string)",
+    );
+    expect(() => new QuickJsEngine({ timeout: 0 })).toThrowError(/timeout/);
   });
 });

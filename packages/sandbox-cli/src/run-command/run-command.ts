@@ -147,8 +147,8 @@ function sandboxFor(engine: EngineName, options: RunOptions) {
       ...(options.tools === undefined ? {} : { tools: options.tools }),
       ...(options.language === undefined ? {} : { language: options.language }),
       ...(options.typecheck === true ? { typecheck: true } : {}),
-      // A Ctrl-C stops vm's synchronous guest code too (it runs on the CLI's own thread).
-      ...(engine === "vm" ? { engineOptions: { breakOnSigint: true } } : {}),
+      // A Ctrl-C stops vm's and quickjs's synchronous guest code too (it runs on the CLI's own thread).
+      ...(engine === "vm" || engine === "quickjs" ? { engineOptions: { breakOnSigint: true } } : {}),
     });
   } catch (error) {
     if (error instanceof SandboxError) throw new UsageError(error.message);

@@ -15,6 +15,7 @@ import {
 } from "@suaveplan/sandbox-guest";
 import type { QuickJSHandle, VmCallResult } from "quickjs-emscripten-core";
 import type { QuickJsSlot } from "./quickjs-slot.js";
+import { isSigintInterrupt, runBreakable } from "./run-breakable.js";
 
 const OK: RealmStatus = Object.freeze({ ok: true });
 /** `sandbox.js:3:7` in QuickJS's own stack text (a compile error has no other position). */
@@ -26,6 +27,8 @@ export interface QuickJsRealmOptions {
   slot: QuickJsSlot;
   /** The guest code, as prepared (`prepareGuestCode().source`). */
   code: string;
+  /** Let SIGINT stop the guest's code on this thread; the run ends `cancelled` (see `runBreakable`). */
+  breakOnSigint?: boolean;
   /** Called once when the realm lets go of the slot. */
   onRelease(slot: QuickJsSlot): void;
 }
@@ -167,10 +170,11 @@ class QuickJsRealm implements GuestRealm {
     if (this.released) return { ok: false, outcome: { kind: "fault", message: "the realm was released" } };
     slot.deadline = deadline;
     const started = performance.now();
+    const call = <T>(fn: () => T): T => (this.options.breakOnSigint === true ? runBreakable(fn) : fn());
     try {
-      let result = work();
+      let result = call(work);
       if (result.error === undefined) {
-        const jobs = slot.runtime.executePendingJobs(-1);
+        const jobs = call(() => slot.runtime.executePendingJobs(-1));
         if (jobs.error !== undefined) result = { error: jobs.error };
       }
       if (slot.exceeded) return { ok: false, outcome: this.memory() };
@@ -178,8 +182,10 @@ class QuickJsRealm implements GuestRealm {
       if (result.error !== undefined) return { ok: false, outcome: this.failed(result.error) };
       return OK;
     } catch (error) {
-      // A trap inside the module (out of bounds, unreachable): the slot is not run again.
+      // A trap inside the module (out of bounds, unreachable), or a SIGINT that stopped it part-way:
+      // the slot is not run again.
       slot.healthy = false;
+      if (isSigintInterrupt(error)) return { ok: false, outcome: { kind: "cancelled" } };
       if (slot.exceeded) return { ok: false, outcome: this.memory() };
       return { ok: false, outcome: { kind: "fault", message: `QuickJS failed: ${messageOf(error)}` } };
     } finally {

@@ -47,6 +47,15 @@ export const QUICKJS_CAPABILITIES: EngineCapabilities = Object.freeze({
 export interface QuickJsEngineOptions extends Partial<EngineLimits> {
   /** QuickJS instances kept warm between executions, per memory limit (default 2). */
   maxIdleSlots?: number;
+  /**
+   * Let SIGINT (Ctrl-C) stop the guest's synchronous code, which runs on
+   * this thread: the run resolves `SANDBOX_CANCELLED` (default false), as
+   * `VmEngine`'s option of the same name. While guest code runs, node
+   * detaches the process's `SIGINT` listeners, so the signal that stopped the
+   * code is not delivered to them: a CLI that exits on Ctrl-C treats that
+   * `SANDBOX_CANCELLED` as its SIGINT. For command-line hosts.
+   */
+  breakOnSigint?: boolean;
 }
 
 /**
@@ -76,6 +85,7 @@ export class QuickJsEngine extends EngineShell {
   /** Slots being made off the callers' path, by {@link slotKey}. */
   private readonly making = new Map<string, Promise<QuickJsSlot | undefined>>();
   private readonly maxIdleSlots: number;
+  private readonly breakOnSigint: boolean;
   private readonly defaultLimits: SlotLimits;
 
   /**
@@ -91,6 +101,13 @@ export class QuickJsEngine extends EngineShell {
       );
     }
     this.maxIdleSlots = maxIdle;
+    if (options.breakOnSigint !== undefined && typeof options.breakOnSigint !== "boolean") {
+      throw new SandboxError(
+        SANDBOX_CODES.INVALID_CONFIG,
+        `QuickJsEngine: breakOnSigint must be true or false (got ${typeof options.breakOnSigint})`,
+      );
+    }
+    this.breakOnSigint = options.breakOnSigint === true;
     this.defaultLimits = {
       memoryLimit: this.limits.memoryLimit,
       maxTimers: DEFAULT_MAX_TIMERS,
@@ -133,6 +150,7 @@ export class QuickJsEngine extends EngineShell {
       createQuickJsRealm({
         slot,
         code: request.code,
+        breakOnSigint: this.breakOnSigint,
         onRelease: (released) => this.giveBack(released),
       }),
     );
