@@ -223,7 +223,8 @@ async function abuse(name) {
 
 const rows = [];
 for (const name of values.engines.split(",")) {
-  if (!(name in ENGINES)) throw new Error(`--engines: unknown engine ${name} (${Object.keys(ENGINES).join(", ")})`);
+  if (!(name in ENGINES))
+    throw new Error(`--engines: unknown engine ${name} (${Object.keys(ENGINES).join(", ")})`);
   process.stderr.write(`abuse: ${name}, ${RUNS} executions, ${CALLERS} callers…\n`);
   rows.push(await abuse(name));
 }
