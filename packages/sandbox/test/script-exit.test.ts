@@ -2,17 +2,21 @@ import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { type BuiltinEngineName, ENGINE_NAMES } from "@suaveplan/sandbox-core/types";
 import { describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const dist = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
 const url = (path: string) => JSON.stringify(pathToFileURL(join(dist, path)).href);
-const engines = [
-  ["vm", "VmEngine"],
-  ["worker", "WorkerEngine"],
-  ["spawn", "SpawnEngine"],
-  ["isolate", "IsolateEngine"],
-] as const;
+/** Each built-in engine with the class its subpath exports. */
+const CLASS_NAMES: Record<BuiltinEngineName, string> = {
+  vm: "VmEngine",
+  worker: "WorkerEngine",
+  spawn: "SpawnEngine",
+  isolate: "IsolateEngine",
+  quickjs: "QuickJsEngine",
+};
+const engines = ENGINE_NAMES.map((name) => [name, CLASS_NAMES[name]] as const);
 
 async function runScript(lines: string[]): Promise<unknown> {
   const { stdout } = await run(

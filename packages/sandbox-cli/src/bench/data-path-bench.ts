@@ -2,7 +2,7 @@ import * as vm from "node:vm";
 import type { SandboxEngine } from "@suaveplan/sandbox-core/types";
 import { loadIsolatedVm } from "./isolated-vm.js";
 import { latencyMedian, throughput } from "./measure.js";
-import { loadQuickJs } from "./quickjs.js";
+import { evalInFreshContext, loadQuickJs } from "./quickjs.js";
 
 /** The data path (W2) of one engine against its raw primitive, both measured in the same run. */
 export interface DataPathBenchRow {
@@ -73,27 +73,8 @@ const subjects = {
     raw: async () => {
       const qjs = await loadQuickJs();
       return {
-        call: async () => {
-          const rt = qjs.newRuntime();
-          try {
-            const ctx = rt.newContext();
-            try {
-              const data = ctx.newString(W2_DATA);
-              ctx.setProp(ctx.global, "data", data);
-              data.dispose();
-              const handle = ctx.unwrapResult(ctx.evalCode(W2_CODE));
-              try {
-                return ctx.dump(handle) as unknown;
-              } finally {
-                handle.dispose();
-              }
-            } finally {
-              ctx.dispose();
-            }
-          } finally {
-            rt.dispose();
-          }
-        },
+        call: async () =>
+          evalInFreshContext(qjs, W2_CODE, (ctx, value) => ctx.dump(value) as unknown, { data: W2_DATA }),
         close: () => undefined,
       };
     },

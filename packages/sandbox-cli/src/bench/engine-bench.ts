@@ -4,7 +4,7 @@ import { Worker } from "node:worker_threads";
 import type { BuiltinEngineName, EngineName, SandboxEngine } from "@suaveplan/sandbox-core/types";
 import { loadIsolatedVm } from "./isolated-vm.js";
 import { latencyMedian, throughput } from "./measure.js";
-import { loadQuickJs } from "./quickjs.js";
+import { evalInFreshContext, loadQuickJs } from "./quickjs.js";
 
 /** One measured engine against its raw primitive, both measured in the same run. */
 export interface EngineBenchRow {
@@ -125,24 +125,7 @@ const subjects: Record<BuiltinEngineName, Subject> = {
     raw: async () => {
       const qjs = await loadQuickJs();
       return {
-        call: async () => {
-          const rt = qjs.newRuntime();
-          try {
-            const ctx = rt.newContext();
-            try {
-              const handle = ctx.unwrapResult(ctx.evalCode(CODE));
-              try {
-                return ctx.getNumber(handle);
-              } finally {
-                handle.dispose();
-              }
-            } finally {
-              ctx.dispose();
-            }
-          } finally {
-            rt.dispose();
-          }
-        },
+        call: async () => evalInFreshContext(qjs, CODE, (ctx, value) => ctx.getNumber(value)),
         close: () => undefined,
       };
     },
