@@ -183,7 +183,9 @@ export class QuickJsSlot {
       probe.error === undefined &&
       context.typeof(entries) === "object" &&
       context.getNumber(probe.value) === 42;
-    for (const part of template.image.parts) heap.set(part.bytes, part.at);
+    // A fresh view: had the probe grown the memory, `heap` would be detached.
+    const after = new Uint8Array(memory.buffer);
+    for (const part of template.image.parts) after.set(part.bytes, part.at);
     if (!ok) return undefined;
     return QuickJsSlot.finish(limits, fresh, entries, template.image, template.randomStateAt);
   }
