@@ -4,5 +4,6 @@ import { createTsupConfig } from "../../tooling/tsup.preset.ts";
 export default defineConfig(
   createTsupConfig({
     index: "src/index.ts",
+    realm: "src/realm.ts",
   }),
 );

@@ -33,10 +33,11 @@ export default defineConfig([
     { splitting: false, clean: ["!runner-main.*"] },
   ),
   // `runner-main` must be ONE self-contained file: the child's permission model lets it read
-  // exactly that file, so the shared guest runtime and the parts of sandbox-core it uses are
-  // bundled in. The kernel's parts are stringified at run time (Function.prototype.toString),
-  // so nothing may inject helpers into them: no `keepNames` (it adds `__name(...)` calls), no
-  // minification, and a target that needs no down-levelling.
+  // exactly that file, so the realm side of the guest runtime (`@suaveplan/sandbox-guest/realm`,
+  // with the kernel's script as text) and the parts of sandbox-core it uses are bundled in.
+  // The Wasm memory cap (`capWasmMemory`) is still stringified at run time
+  // (Function.prototype.toString), so nothing may inject helpers into it: no `keepNames` (it
+  // adds `__name(...)` calls), no minification, and a target that needs no down-levelling.
   createTsupConfig(
     { "runner-main": "src/runner/runner-main.ts" },
     {

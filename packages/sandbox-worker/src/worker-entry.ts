@@ -31,7 +31,7 @@ import {
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
   useKernelScript,
-} from "@suaveplan/sandbox-guest";
+} from "@suaveplan/sandbox-guest/realm";
 import { discardWorkerStdio } from "./internal/discard-worker-stdio.js";
 import { endedByGuest } from "./internal/guest-ending.js";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";

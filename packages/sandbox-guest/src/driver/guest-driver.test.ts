@@ -1,5 +1,5 @@
+import type { KernelBridge } from "@suaveplan/sandbox-kernel";
 import { describe, expect, it } from "vitest";
-import type { KernelBridge } from "../kernel/kernel-kit.js";
 import type { GuestCall } from "../protocol/protocol.js";
 import { type DriverPlan, GuestDriver, type GuestRealm, type RealmStatus } from "./guest-driver.js";
 

@@ -1,6 +1,6 @@
 import { LogCollector } from "@suaveplan/sandbox-core/resource-limiter";
 import { type LogEntry, type LogLevel, MAX_TIMER_MS } from "@suaveplan/sandbox-core/types";
-import type { ErrorRecord, KernelBridge } from "../kernel/kernel-kit.js";
+import type { ErrorRecord, KernelBridge } from "@suaveplan/sandbox-kernel";
 import type { CallReply, GuestCall, GuestOutcome } from "../protocol/protocol.js";
 import { LOG_LEVELS } from "../protocol/protocol.js";
 

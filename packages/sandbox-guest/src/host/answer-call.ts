@@ -1,4 +1,4 @@
-import { createHostCodec } from "../codec/install-codec.js";
+import { createHostCodec } from "@suaveplan/sandbox-kernel";
 import { described } from "../outcome/to-sandbox-result.js";
 import type { CallReply, GuestCall } from "../protocol/protocol.js";
 

@@ -1,6 +1,6 @@
 import type { LogEntry } from "@suaveplan/sandbox-core/types";
+import { createHostCodec } from "@suaveplan/sandbox-kernel";
 import { describe, expect, it } from "vitest";
-import { createHostCodec } from "../codec/install-codec.js";
 import type { CallReply, DriverEvent, GuestOutcome } from "../protocol/protocol.js";
 import { DriverEventReceiver, type DriverReport } from "./driver-event-receiver.js";
 

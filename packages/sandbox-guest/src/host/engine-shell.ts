@@ -10,9 +10,13 @@ import {
   type SandboxOptions,
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
+import { ModuleRegistry } from "../prepare/module-registry.js";
+import {
+  type BuiltRequest,
+  buildExecutionRequest,
+  type RequestDefaults,
+} from "../prepare/prepare-execution.js";
 import type { GuestOutcome } from "../protocol/protocol.js";
-import { type BuiltRequest, buildExecutionRequest, type RequestDefaults } from "./execution-request.js";
-import { ModuleRegistry } from "./module-registry.js";
 
 /** A request that passed every check: what {@link EngineShell.start} runs. */
 export type ReadyRequest = Extract<BuiltRequest, { ok: true }>;

@@ -1,8 +1,8 @@
 import { SANDBOX_CODES, type SandboxCode } from "@suaveplan/sandbox-core/error-codes";
 import { byteLength } from "@suaveplan/sandbox-core/resource-limiter";
 import { failure, type LogEntry, type SandboxResult, type SandboxUsage } from "@suaveplan/sandbox-core/types";
-import { createHostCodec } from "../codec/install-codec.js";
-import type { ErrorRecord } from "../kernel/kernel-kit.js";
+import type { ErrorRecord } from "@suaveplan/sandbox-kernel";
+import { createHostCodec } from "@suaveplan/sandbox-kernel";
 import type { GuestOutcome } from "../protocol/protocol.js";
 
 const codec = createHostCodec();

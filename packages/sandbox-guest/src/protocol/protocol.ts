@@ -1,5 +1,5 @@
 import type { LogLevel } from "@suaveplan/sandbox-core/types";
-import type { ErrorRecord } from "../kernel/kernel-kit.js";
+import type { ErrorRecord } from "@suaveplan/sandbox-kernel";
 
 /**
  * How one execution ended, as plain JSON data: what the driver produces next

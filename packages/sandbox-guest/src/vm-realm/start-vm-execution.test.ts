@@ -2,13 +2,13 @@ import * as v8 from "node:v8";
 import { runInContext, runInNewContext } from "node:vm";
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
+import { createHostCodec } from "@suaveplan/sandbox-kernel";
 import { describe, expect, it, vi } from "vitest";
-import { createHostCodec } from "../codec/install-codec.js";
-import type { ExecutionRequest } from "../host/execution-request.js";
-import { buildExecutionRequest } from "../host/execution-request.js";
-import { ModuleRegistry } from "../host/module-registry.js";
 import { toSandboxResult } from "../outcome/to-sandbox-result.js";
+import { ModuleRegistry } from "../prepare/module-registry.js";
+import { buildExecutionRequest } from "../prepare/prepare-execution.js";
 import type { GuestCall } from "../protocol/protocol.js";
+import type { ExecutionRequest } from "../request/execution-request.js";
 import { startVmExecution } from "./start-vm-execution.js";
 import { prepareVmRealm } from "./vm-realm.js";
 

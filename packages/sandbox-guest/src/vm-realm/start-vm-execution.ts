@@ -1,8 +1,8 @@
 import type { Script } from "node:vm";
 import type { LogEntry } from "@suaveplan/sandbox-core/types";
 import { GuestDriver } from "../driver/guest-driver.js";
-import { driverPlanOf, type ExecutionRequest } from "../host/execution-request.js";
 import type { GuestCall } from "../protocol/protocol.js";
+import { driverPlanOf, type ExecutionRequest } from "../request/execution-request.js";
 import { createVmRealm, type PreparedVmRealm } from "./vm-realm.js";
 
 /** Hooks of {@link startVmExecution}. */

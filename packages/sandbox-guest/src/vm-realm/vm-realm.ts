@@ -1,9 +1,8 @@
 import { type Context, constants, createContext, Script } from "node:vm";
-import { createHostCodec } from "../codec/install-codec.js";
+import type { KernelBridge } from "@suaveplan/sandbox-kernel";
+import { createHostCodec } from "@suaveplan/sandbox-kernel";
 import type { GuestRealm, RealmStatus, SourceModule } from "../driver/guest-driver.js";
-import type { ContextPrimitive } from "../host/execution-request.js";
 import { capWasmMemory } from "../kernel/cap-wasm-memory.js";
-import type { KernelBridge } from "../kernel/kernel-kit.js";
 import {
   buildKernelSource,
   GUEST_FILENAME,
@@ -12,6 +11,7 @@ import {
   MODULE_WRAPPER_CLOSE,
   MODULE_WRAPPER_OPEN,
 } from "../kernel/kernel-source.js";
+import type { ContextPrimitive } from "../request/execution-request.js";
 import { isHostError, isHostTimeout, isSigintInterrupt } from "./host-guards.js";
 import { externalMemory, heapInUse } from "./isolate-memory.js";
 import { trackUnhandledRejections } from "./unhandled-rejections.js";

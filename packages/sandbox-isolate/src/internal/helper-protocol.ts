@@ -1,4 +1,4 @@
-import type { CallReply, DriverEvent, ExecutionRequest } from "@suaveplan/sandbox-guest";
+import type { CallReply, DriverEvent, ExecutionRequest } from "@suaveplan/sandbox-guest/realm";
 
 /**
  * What the engine sends the isolate helper process, over its IPC channel

@@ -1,5 +1,5 @@
 import { inspect } from "node:util";
-import { type ErrorRecord, GUEST_FILENAME } from "@suaveplan/sandbox-guest";
+import { type ErrorRecord, GUEST_FILENAME } from "@suaveplan/sandbox-guest/realm";
 
 /** Where isolated-vm appends the host's stack to an error it copied out of the isolate. */
 const BOUNDARY = "\n    at (<isolated-vm boundary>)";

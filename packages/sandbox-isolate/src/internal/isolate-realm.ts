@@ -10,7 +10,7 @@ import {
   MODULE_WRAPPER_OPEN,
   type RealmStatus,
   type SourceModule,
-} from "@suaveplan/sandbox-guest";
+} from "@suaveplan/sandbox-guest/realm";
 import type { IsolateContext, IsolateReference } from "../isolate-factory/isolate-factory.js";
 import { describeRejection, isTimeoutError, messageOf, syntaxRecord } from "./isolate-failure.js";
 import type { IsolateSlot, PreparedKernel } from "./isolate-slot.js";

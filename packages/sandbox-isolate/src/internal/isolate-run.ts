@@ -6,7 +6,7 @@ import {
   type GuestCall,
   GuestDriver,
   refusedAllocation,
-} from "@suaveplan/sandbox-guest";
+} from "@suaveplan/sandbox-guest/realm";
 import type { IsolatePool } from "./isolate-pool.js";
 import { createIsolateRealm } from "./isolate-realm.js";
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { buildKernelSource, type KernelBridge, kernelConfig } from "@suaveplan/sandbox-guest";
+import { buildKernelSource, type KernelBridge, kernelConfig } from "@suaveplan/sandbox-guest/realm";
 import type {
   IsolateContext,
   IsolateFactory,

@@ -1,4 +1,4 @@
-import { capWasmMemorySource, type KernelBridge } from "@suaveplan/sandbox-guest";
+import { capWasmMemorySource, type KernelBridge } from "@suaveplan/sandbox-guest/realm";
 import { hardenIsolateRealm } from "./harden-isolate-realm.js";
 
 /** The kernel's `install(bridge, configJson) => entries`. */

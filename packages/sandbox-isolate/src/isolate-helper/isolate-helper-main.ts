@@ -19,7 +19,7 @@ import {
   type GuestDriver,
   readExecutionRequest,
   withoutCode,
-} from "@suaveplan/sandbox-guest";
+} from "@suaveplan/sandbox-guest/realm";
 import type { FromHelper, ToHelper } from "../internal/helper-protocol.js";
 import { IsolatePool } from "../internal/isolate-pool.js";
 import { startIsolateRun } from "../internal/isolate-run.js";

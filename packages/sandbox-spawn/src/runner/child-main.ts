@@ -1,4 +1,4 @@
-import { type ExecutionRequest, useKernelScript } from "@suaveplan/sandbox-guest";
+import { type ExecutionRequest, useKernelScript } from "@suaveplan/sandbox-guest/realm";
 import { createLineInbox } from "../internal/line-inbox.js";
 import { cpuLimitOf, kernelBindingOf, NO_WARM_UP_FLAG } from "../internal/node-args.js";
 import { createFdSink } from "./fd-sink.js";

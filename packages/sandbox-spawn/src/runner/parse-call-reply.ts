@@ -1,4 +1,4 @@
-import type { CallReply } from "@suaveplan/sandbox-guest";
+import type { CallReply } from "@suaveplan/sandbox-guest/realm";
 
 /**
  * One stdin line after the request as the host's `CallReply`

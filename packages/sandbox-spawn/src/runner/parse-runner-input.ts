@@ -1,4 +1,4 @@
-import { type ExecutionRequest, readExecutionRequest } from "@suaveplan/sandbox-guest";
+import { type ExecutionRequest, readExecutionRequest } from "@suaveplan/sandbox-guest/realm";
 
 /**
  * Read the `ExecutionRequest` the runner got on stdin (one JSON object),

@@ -1,4 +1,4 @@
-import type { DriverEvent } from "@suaveplan/sandbox-guest";
+import type { DriverEvent } from "@suaveplan/sandbox-guest/realm";
 
 /**
  * The wire protocol between SpawnEngine and its runner child.

@@ -7,7 +7,7 @@ import {
   prepareVmRealm,
   startVmExecution,
   TIMER_CREATIONS_PER_PENDING,
-} from "@suaveplan/sandbox-guest";
+} from "@suaveplan/sandbox-guest/realm";
 import { cpuLimitSeconds } from "../internal/node-args.js";
 import type { FrameSink } from "./fd-sink.js";
 import { SELF_DEADLINE_GRACE_MS } from "./protocol.js";

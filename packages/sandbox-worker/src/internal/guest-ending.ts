@@ -1,4 +1,4 @@
-import type { GuestOutcome } from "@suaveplan/sandbox-guest";
+import type { GuestOutcome } from "@suaveplan/sandbox-guest/realm";
 
 const GUEST_ENDINGS = new Set<GuestOutcome["kind"]>(["value", "error", "syntax", "untransferable"]);
 

@@ -1,4 +1,4 @@
-import type { ExecutionRequest } from "@suaveplan/sandbox-guest";
+import type { ExecutionRequest } from "@suaveplan/sandbox-guest/realm";
 
 /**
  * Guest→host calls the warm-up makes, each answered inside the worker: enough

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { type CodeCacheStatus, newKernelBinding } from "@suaveplan/sandbox-guest";
+import { type CodeCacheStatus, newKernelBinding } from "@suaveplan/sandbox-guest/realm";
 
 let cached: string | undefined;
 

@@ -4,7 +4,7 @@ import type {
   DriverEvent,
   ExecutionRequest,
   GuestCall,
-} from "@suaveplan/sandbox-guest";
+} from "@suaveplan/sandbox-guest/realm";
 import type { WorkerCodeCaches } from "./worker-entry-source.js";
 
 /**

@@ -1,11 +1,11 @@
 import { createCipheriv } from "node:crypto";
 import { createContext, runInContext } from "node:vm";
 import { prepareGuestCode } from "@suaveplan/sandbox-core/code-transformer";
+import { installWebGlobals } from "@suaveplan/sandbox-kernel";
 import { describe, expect, it } from "vitest";
-import type { ExecutionRequest } from "../host/execution-request.js";
 import { toSandboxResult } from "../outcome/to-sandbox-result.js";
+import type { ExecutionRequest } from "../request/execution-request.js";
 import { startVmExecution } from "../vm-realm/start-vm-execution.js";
-import { installWebGlobals } from "./install-web-globals.js";
 import { buildKernelSource, kernelConfig } from "./kernel-source.js";
 
 /** Run guest code through the whole driver in a fresh node:vm realm; the result without timings. */

@@ -1,4 +1,4 @@
-import type { ErrorRecord, KernelKit } from "./kernel-kit.js";
+import type { ErrorRecord, KernelKit } from "../kit.js";
 
 /**
  * GUEST REALM. Stack traces that show guest frames only, and the one way the

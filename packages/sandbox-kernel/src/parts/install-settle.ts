@@ -1,5 +1,5 @@
+import type { ErrorRecord, KernelKit } from "../kit.js";
 import type { CallsKit } from "./install-calls.js";
-import type { ErrorRecord, KernelKit } from "./kernel-kit.js";
 
 /**
  * GUEST REALM. The execution's entries: `boot` (limits, context globals and

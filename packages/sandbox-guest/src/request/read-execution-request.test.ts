@@ -1,7 +1,8 @@
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import { describe, expect, it } from "vitest";
-import { buildExecutionRequest, type ExecutionRequest } from "./execution-request.js";
-import { ModuleRegistry } from "./module-registry.js";
+import { ModuleRegistry } from "../prepare/module-registry.js";
+import { buildExecutionRequest } from "../prepare/prepare-execution.js";
+import type { ExecutionRequest } from "./execution-request.js";
 import { readExecutionRequest } from "./read-execution-request.js";
 
 /** What crossed: the request as the other side receives it (JSON or a structured clone of plain data). */

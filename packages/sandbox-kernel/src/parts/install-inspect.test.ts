@@ -1,8 +1,8 @@
 import { format, inspect } from "node:util";
 import * as vm from "node:vm";
 import { describe, expect, it } from "vitest";
+import type { KernelKit } from "../kit.js";
 import { installInspect } from "./install-inspect.js";
-import type { KernelKit } from "./kernel-kit.js";
 
 /**
  * Every row is JavaScript source that builds a value (or, for `format`, an

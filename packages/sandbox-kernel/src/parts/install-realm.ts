@@ -1,4 +1,4 @@
-import type { KernelKit } from "./kernel-kit.js";
+import type { KernelKit } from "../kit.js";
 
 /**
  * GUEST REALM. The first part: how globals are defined, and the one channel

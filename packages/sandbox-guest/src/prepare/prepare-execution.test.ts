@@ -1,7 +1,7 @@
 import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import { describe, expect, it } from "vitest";
-import { buildExecutionRequest } from "./execution-request.js";
 import { ModuleRegistry } from "./module-registry.js";
+import { buildExecutionRequest } from "./prepare-execution.js";
 
 function straightLineOf(code: string, modules = new ModuleRegistry()): boolean | undefined {
   const built = buildExecutionRequest(code, { a: 1 }, undefined, parseEngineLimits(), modules);

@@ -1,19 +1,15 @@
 /**
- * Types shared by the guest-realm parts of the kernel.
+ * Types shared by the parts of the kernel.
  *
- * Every `install*(kit)` function under `src/kernel/` and `src/codec/` is
- * stringified with `Function.prototype.toString` and evaluated INSIDE the guest
- * realm (a `node:vm` context, a worker's inner context, a child's context, an
- * isolated-vm context), so it must be self-contained: it may use only its `kit`
- * parameter and ECMAScript built-ins of the realm it runs in — no imports, no
- * module-level bindings, no Node APIs, no TypeScript features that emit helpers
- * (no enums, no decorators, no parameter properties). Each part captures the
- * intrinsics it needs when it is installed, before any guest code runs, and
- * never calls a method looked up on a guest value afterwards.
+ * Every `install*(kit)` part (`src/parts/`, `src/codec/`) runs INSIDE the guest realm (a
+ * `node:vm` context, a worker's inner context, a child's context, an isolated-vm context, a
+ * QuickJS context), bundled by the build into one script per profile (`src/profiles/`). So a
+ * part imports only modules of this package and uses only ECMAScript built-ins of the realm
+ * it runs in — no Node APIs. Each part captures the intrinsics it needs when it is installed,
+ * before any guest code runs, and never calls a method looked up on a guest value afterwards.
  *
- * The codec and inspect parts are realm-neutral: the host runs the very same
- * functions in its own realm (`createHostCodec()`), so one implementation
- * serves both sides of the boundary.
+ * The codec and inspect parts are realm-neutral: the host runs the very same functions in its
+ * own realm (`createHostCodec()`), so one implementation serves both sides of the boundary.
  */
 
 /** Where a value that cannot cross was found, and what it was. */
@@ -87,13 +83,13 @@ export interface KernelKit {
   /** True when `value` is a record thrown by `encode`. */
   isNotTransferable(value: unknown): value is NotTransferableRecord;
 
-  // ---- inspect (src/kernel/install-inspect.ts; realm-neutral) -----------
+  // ---- inspect (src/parts/install-inspect.ts; realm-neutral) -----------
   /** `util.inspect(value)` with Node's defaults (depth 2, no colours), as close as the table in its test. */
   inspect(value: unknown): string;
   /** `util.format(...args)`: `%s %d %i %f %j %o %O %c %%`, then the rest inspected and joined by spaces. */
   format(args: readonly unknown[]): string;
 
-  // ---- errors (src/kernel/install-errors.ts) ----------------------------
+  // ---- errors (src/parts/install-errors.ts) ----------------------------
   /** Describe a thrown or rejected guest value; never throws. */
   describeError(value: unknown): ErrorRecord;
   /**

@@ -1,9 +1,9 @@
-import type { KernelKit, NotTransferableRecord } from "../kernel/kernel-kit.js";
+import type { KernelKit, NotTransferableRecord } from "../kit.js";
 
 /**
  * Install the value codec on `kit`: `kit.encode`, `kit.decode` and `kit.isNotTransferable`.
  *
- * REALM-NEUTRAL. This function is stringified and evaluated inside each guest realm, and the host
+ * REALM-NEUTRAL. This function runs inside each guest realm (bundled into the kernel), and the host
  * runs the very same function in its own realm ({@link createHostCodec}), so it uses only `kit`
  * and the ECMAScript built-ins of the realm it runs in. Every intrinsic is captured when it is
  * installed; afterwards nothing is looked up on a value being encoded (no `value.forEach`, no

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { NotTransferableRecord } from "../kernel/kernel-kit.js";
+import type { NotTransferableRecord } from "../kit.js";
 import { installCodec } from "./install-codec.js";
 
 // Property tests of the value codec: it round-trips what it promises (README: plain data, Date,

@@ -1,4 +1,4 @@
-import type { KernelKit } from "./kernel-kit.js";
+import type { KernelKit } from "../kit.js";
 
 /**
  * GUEST REALM. `console` with `log`, `info`, `warn`, `error`, `debug` and

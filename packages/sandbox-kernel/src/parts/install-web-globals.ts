@@ -1,4 +1,4 @@
-import type { KernelKit } from "./kernel-kit.js";
+import type { KernelKit } from "../kit.js";
 
 /**
  * GUEST REALM. The web-standard globals of `GUEST_GLOBALS` (sandbox-core)

@@ -1,4 +1,4 @@
-import type { KernelKit } from "./kernel-kit.js";
+import type { KernelKit } from "../kit.js";
 
 /**
  * Install `kit.inspect(value)` and `kit.format(args)`: Node 20's

@@ -1,6 +1,6 @@
 import * as vm from "node:vm";
 import { describe, expect, it } from "vitest";
-import type { NotTransferableRecord } from "../kernel/kernel-kit.js";
+import type { NotTransferableRecord } from "../kit.js";
 import { createHostCodec, installCodec } from "./install-codec.js";
 
 type Codec = ReturnType<typeof createHostCodec>;

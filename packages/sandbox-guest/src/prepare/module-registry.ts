@@ -1,8 +1,8 @@
 import { SANDBOX_CODES, SandboxError } from "@suaveplan/sandbox-core/error-codes";
 import { parseSandboxModule } from "@suaveplan/sandbox-core/schemas";
 import type { SandboxModule } from "@suaveplan/sandbox-core/types";
+import { createHostCodec } from "@suaveplan/sandbox-kernel";
 import { stripModuleTypes } from "@suaveplan/sandbox-typescript";
-import { createHostCodec } from "../codec/install-codec.js";
 import type { SourceModule } from "../driver/guest-driver.js";
 import { MODULE_WRAPPER_CLOSE, MODULE_WRAPPER_OPEN } from "../kernel/kernel-source.js";
 import { described } from "../outcome/to-sandbox-result.js";

@@ -1,0 +1,3 @@
+import { createVitestConfig } from "../../tooling/vitest.preset.ts";
+
+export default createVitestConfig();
