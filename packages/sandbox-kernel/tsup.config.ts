@@ -5,9 +5,9 @@ import { createTsupConfig } from "../../tooling/tsup.preset.ts";
 import { KERNEL_PROFILES } from "./src/profiles/index.ts";
 
 // tsup's own esbuild: the one that builds the rest of the package.
-const { build } = createRequire(createRequire(import.meta.url).resolve("tsup"))(
-  "esbuild",
-) as typeof import("esbuild");
+const { build } = createRequire(createRequire(import.meta.url).resolve("tsup"))("esbuild") as {
+  build(options: Record<string, unknown>): Promise<{ outputFiles: { text: string }[] }>;
+};
 
 /**
  * Bundle one profile's entry into the body of a function that returns its kernel: what

@@ -11,6 +11,7 @@ export type {
   NotTransferableRecord,
 } from "./kit.js";
 export { type CallsKit, installCalls, type RunConfig } from "./parts/install-calls.js";
+export { installCodeGeneration } from "./parts/install-code-generation.js";
 export { installConsole } from "./parts/install-console.js";
 export { installErrors } from "./parts/install-errors.js";
 export { installHardening } from "./parts/install-hardening.js";

@@ -331,6 +331,21 @@ export const PARITY_ROWS: readonly ParityRow[] = [
     code: "const calls = []; let on = false; Object.defineProperty(Promise, Symbol.species, { configurable: true, get() { if (on) calls.push('species'); return Promise; } }); Object.defineProperty(Promise.prototype, 'constructor', { configurable: true, get() { if (on) calls.push('constructor'); return Promise; } }); on = true; queueMicrotask(() => {}); on = false; calls",
     expected: ok([]),
   },
+  {
+    name: "code generation from strings is refused: eval, Function and its async and generator kinds",
+    code: "const tries = [() => eval('1'), () => new Function('return 1'), () => Function('return 1'), () => (() => {}).constructor('x'), () => Object.getPrototypeOf(async function () {}).constructor('x'), () => Object.getPrototypeOf(function* () {}).constructor('x'), () => Object.getPrototypeOf(async function* () {}).constructor('x')]; tries.map((t) => { try { t(); return 'ran'; } catch (e) { return e instanceof EvalError ? e.name + ': ' + e.message : 'other: ' + e; } })",
+    expected: ok(Array(7).fill("EvalError: Code generation from strings disallowed for this context")),
+  },
+  {
+    name: "a refused eval throws at its call",
+    code: "eval('1 + 1')",
+    expected: thrownAt("EvalError", "Code generation from strings disallowed for this context", 1, 1),
+  },
+  {
+    name: "refusing code generation keeps the Function intrinsics' names, lengths and prototype chain",
+    code: "[typeof eval, eval.name, eval.length, Function.name, Function.length, (function () {}).constructor === Function, (() => {}) instanceof Function, Object.getPrototypeOf(Function) === Function.prototype, Object.getPrototypeOf(Object.getPrototypeOf(async function () {}).constructor) === Function]",
+    expected: ok(["function", "eval", 1, "Function", 1, true, true, true, true]),
+  },
   // ---- bad input, the same on every engine -------------------------------
   {
     name: "code that is not a string",

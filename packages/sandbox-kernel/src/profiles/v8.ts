@@ -1,6 +1,7 @@
 import { installCodec } from "../codec/install-codec.js";
 import type { KernelPart } from "../create-kernel.js";
 import { installCalls } from "../parts/install-calls.js";
+import { installCodeGeneration } from "../parts/install-code-generation.js";
 import { installConsole } from "../parts/install-console.js";
 import { installErrors } from "../parts/install-errors.js";
 import { installHardening } from "../parts/install-hardening.js";
@@ -29,5 +30,7 @@ export const V8_PARTS: readonly KernelPart[] = Object.freeze([
   installUrl,
   installCalls,
   installSettle,
+  // After settle, which keeps the realm's own eval for its `evaluate` entry.
+  installCodeGeneration,
   installHardening,
 ]);
