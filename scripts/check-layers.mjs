@@ -4,8 +4,9 @@
 // - the kernel (packages/sandbox-kernel/src) runs inside the realm and imports nothing: every
 //   specifier is relative;
 // - the realm side of the runtime (sandbox-guest's realm.ts and the folders it exports) and
-//   every module an engine's realm entry reaches (the spawn child, the worker thread, the
-//   isolate helper) prepares no code: no TypeScript stripping, no parser, nothing from
+//   every module an engine's realm entry reaches (each package's package.json lists them as
+//   "suaveplan": { "realmEntries": [...] }: the spawn child, the worker thread, the isolate
+//   helper) prepares no code: no TypeScript stripping, no parser, nothing from
 //   sandbox-guest's host side (`prepare/`, `host/`, its root entry — only
 //   `@suaveplan/sandbox-guest/realm`).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -27,13 +28,17 @@ const REALM_SAFE_TRANSFORMER_NAMES = new Set(["LruCache", "MAX_CACHED_CODE_LENGT
 const GUEST_REALM_DIRS = ["driver", "vm-realm", "outcome", "protocol", "kernel", "request"].map((dir) =>
   join(packages, "sandbox-guest/src", dir),
 );
-/** Where each engine's realm side starts. */
-const REALM_ENTRIES = [
-  "sandbox-guest/src/realm.ts",
-  "sandbox-spawn/src/runner/runner-main.ts",
-  "sandbox-worker/src/worker-entry.ts",
-  "sandbox-isolate/src/isolate-helper/isolate-helper-main.ts",
-].map((path) => join(packages, path));
+/**
+ * Where each engine's realm side starts: every package lists its own in its package.json as
+ * `"suaveplan": { "realmEntries": ["src/…"] }`, so a new engine declares them without editing
+ * this script.
+ */
+const REALM_ENTRIES = readdirSync(packages).flatMap((dir) => {
+  const manifest = join(packages, dir, "package.json");
+  if (!existsSync(manifest)) return [];
+  const entries = JSON.parse(readFileSync(manifest, "utf8")).suaveplan?.realmEntries ?? [];
+  return entries.map((entry) => join(packages, dir, entry));
+});
 
 const problems = [];
 const say = (file, message) => problems.push(`${relative(root, file)}: ${message}`);
@@ -81,7 +86,10 @@ for (const file of sources(join(packages, "sandbox-kernel/src"))) {
 
 // The realm side prepares no code: walk every module a realm entry reaches.
 const seen = new Set();
-const pending = [...REALM_ENTRIES];
+const pending = REALM_ENTRIES.filter((file) => existsSync(file));
+for (const file of REALM_ENTRIES) {
+  if (!existsSync(file)) say(file, "is listed in realmEntries but does not exist");
+}
 for (const file of sources(join(packages, "sandbox-guest/src"))) {
   if (GUEST_REALM_DIRS.some((dir) => file.startsWith(`${dir}/`))) pending.push(file);
 }

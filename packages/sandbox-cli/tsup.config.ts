@@ -1,8 +1,15 @@
 import { defineConfig } from "tsup";
 import { createTsupConfig } from "../../tooling/tsup.preset.ts";
 
-/** Bundled into the CLI so tree-shaking keeps only what `exec` uses. */
-const BUNDLED = ["@suaveplan/dsh-bash-sandbox"];
+/**
+ * Bundled into the CLI from their sources:
+ * - `dsh-bash-sandbox`, so tree-shaking keeps only what `exec` uses;
+ * - `sandbox-bench`, the repository's private benchmarks, which are never
+ *   published: `bench` runs them from this package's own dist (a chunk loaded
+ *   only by `bench`). Their runtime dependencies are this package's own
+ *   (`test/bench-bundle.test.ts` holds them to it), so they stay external.
+ */
+const BUNDLED = ["@suaveplan/dsh-bash-sandbox", "@suaveplan/sandbox-bench"];
 
 export default defineConfig(
   createTsupConfig(

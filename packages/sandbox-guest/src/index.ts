@@ -9,7 +9,14 @@ export {
   type DriverEventReceiverHooks,
   type DriverReport,
 } from "./host/driver-event-receiver.js";
-export { type EngineRun, EngineShell, type ReadyRequest } from "./host/engine-shell.js";
+export {
+  type DisposedWording,
+  type EngineRun,
+  EngineShell,
+  EngineShellBase,
+  type PreparedRun,
+  type ReadyRequest,
+} from "./host/engine-shell.js";
 export { ModuleRegistry } from "./prepare/module-registry.js";
 export {
   type BuiltRequest,

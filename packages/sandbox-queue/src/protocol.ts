@@ -8,7 +8,7 @@ import { z } from "zod";
  * JSON cannot hold (context, tool inputs and outputs, the result) travel as
  * the guest codec's text, so a `Map`, a `Date` or a cycle arrives as it left.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** What a job holds: everything a worker needs to run one execution, and where to send what it produces. */
 export const JobDataSchema = z.strictObject({
@@ -24,9 +24,10 @@ export const JobDataSchema = z.strictObject({
   code: z.string(),
   /** The context as codec text. */
   context: z.string(),
-  modules: z.array(
-    z.strictObject({ name: z.string(), exports: z.unknown().optional(), source: z.string().optional() }),
-  ),
+  /** The caller's data modules as its registry holds them: JSON of `[[name, codecText], …]`, or "". */
+  modulesText: z.string(),
+  /** The caller's source modules (JavaScript: TypeScript was erased at registration), in registration order. */
+  sourceModules: z.array(z.strictObject({ name: z.string(), source: z.string() })),
   limits: z.strictObject({ timeout: z.number(), memoryLimit: z.number(), maxOutputSize: z.number() }),
   /** The caller's tool names (answered through the caller's inbox). */
   tools: z.array(z.string()),
@@ -34,6 +35,19 @@ export const JobDataSchema = z.strictObject({
   maxReplyBytes: z.number().optional(),
 });
 export type JobData = z.infer<typeof JobDataSchema>;
+
+const ModulePairsSchema = z.array(z.tuple([z.string(), z.string()]));
+
+/** A job's data modules as `[name, codecText]` pairs, or undefined when its `modulesText` is not such a list. */
+export function dataModulesOf(modulesText: string): [string, string][] | undefined {
+  if (modulesText === "") return [];
+  try {
+    const parsed = ModulePairsSchema.safeParse(JSON.parse(modulesText));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A result on the wire: the value as codec text. */
 export type WireResult = Omit<SandboxResult, "result"> & { resultText?: string };

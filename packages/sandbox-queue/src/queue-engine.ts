@@ -6,8 +6,6 @@ import {
   failure,
   type HostCalls,
   type LogEntry,
-  type SandboxEngine,
-  type SandboxModule,
   type SandboxOptions,
   type SandboxResult,
 } from "@suaveplan/sandbox-core/types";
@@ -16,8 +14,11 @@ import {
   type CallReply,
   checkExecutionInput,
   createHostCodec,
+  type DisposedWording,
   described,
-  ModuleRegistry,
+  type EngineRun,
+  EngineShellBase,
+  type PreparedRun,
 } from "@suaveplan/sandbox-guest";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
@@ -142,10 +143,25 @@ interface JournalEntry {
   reply: Promise<CallReply>;
 }
 
+/** One execution checked, with its context encoded: what `start` puts on the queue. */
+interface QueuedRun extends PreparedRun {
+  code: string;
+  /** The context as codec text. */
+  contextText: string;
+  limits: EngineLimits;
+  options: SandboxOptions;
+}
+
+/** What the shell's "destroyed" guards say for the queue engine. */
+const DISPOSED: DisposedWording = {
+  execute: "The queue engine was destroyed; create a new sandbox",
+  registerModule: "The queue engine was destroyed; create a new sandbox",
+  running: "The sandbox was destroyed while the job ran",
+};
+
 /** An execution this caller waits for. */
 interface Pending {
   x: string;
-  started: number;
   /** Another submission owns the execution: only its result reaches this one. */
   follower: boolean;
   /** The attempt running now (the worker's job token) and its worker's inbox. */
@@ -180,25 +196,26 @@ interface Shared {
  * a worker (`startSandboxWorker`, `suaveplan-sandbox worker`) runs it on its
  * own engine, and the same `SandboxResult` comes back. Tool calls, logs and
  * cancellation travel through this process's inbox, so tools run here.
+ * The modules, the "destroyed" guards, `options.signal` and `destroy()` are
+ * the engine shell's; a job carries the modules as the shell holds them.
  */
-export class QueueEngine implements SandboxEngine {
+export class QueueEngine extends EngineShellBase<QueuedRun> {
   readonly name = "queue";
   readonly capabilities: EngineCapabilities;
   private readonly settings: Settings;
-  private readonly modules = new Map<string, SandboxModule>();
   private readonly pending = new Map<string, Pending>();
   private readonly codec = createHostCodec();
   /** Decodes what workers send: guest values whose Error stacks are guest-only already. */
   private readonly resultCodec = createHostCodec({ keepStacks: true });
   private shared: Promise<Shared> | undefined;
   private connections: ConnectionFamily | undefined;
-  private destroyed: Promise<void> | undefined;
 
   constructor(
-    private readonly limits: EngineLimits,
+    limits: EngineLimits,
     options: Record<string, unknown>,
     remoteCapabilities?: EngineCapabilities,
   ) {
+    super(DISPOSED, limits);
     this.settings = settingsOf(options);
     const problem = threadLockProblem(this.settings.remoteEngine, limits.timeout, this.settings.lockDuration);
     if (problem !== undefined)
@@ -206,17 +223,14 @@ export class QueueEngine implements SandboxEngine {
     this.capabilities = queueCapabilities(this.settings.remoteEngine, remoteCapabilities);
   }
 
-  async execute(
+  /** The input checked as every engine checks it, and the context encoded as the job carries it. */
+  protected prepare(
     code: string,
-    context?: Record<string, unknown>,
-    options?: SandboxOptions,
-  ): Promise<SandboxResult> {
-    if (this.destroyed !== undefined) {
-      return failure(SANDBOX_CODES.ENGINE_DISPOSED, "The queue engine was destroyed; create a new sandbox");
-    }
-    const started = performance.now();
+    context: Record<string, unknown> | undefined,
+    options: SandboxOptions | undefined,
+  ): QueuedRun | { ok: false; result: SandboxResult } {
     const checked = checkExecutionInput(code, context, options);
-    if (!checked.ok) return checked.result;
+    if (!checked.ok) return checked;
     const opts = checked.options;
     const limits = {
       timeout: opts.timeout ?? this.limits.timeout,
@@ -229,8 +243,10 @@ export class QueueEngine implements SandboxEngine {
       this.settings.lockDuration,
     );
     if (threadProblem !== undefined)
-      return failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${threadProblem}`);
-    if (opts.signal?.aborted) return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled");
+      return {
+        ok: false,
+        result: failure(SANDBOX_CODES.INVALID_OPTIONS, `options.timeout: ${threadProblem}`),
+      };
     let contextText: string;
     try {
       contextText = this.codec.encode(context ?? {}, "context", Number.MAX_SAFE_INTEGER);
@@ -239,8 +255,13 @@ export class QueueEngine implements SandboxEngine {
       const why = this.codec.isNotTransferable(error)
         ? `${error.path}: ${described(error.what)} cannot be copied into the sandbox; pass plain data`
         : `context: could not be copied (${messageOf(error)})`;
-      return failure(SANDBOX_CODES.INVALID_OPTIONS, why);
+      return { ok: false, result: failure(SANDBOX_CODES.INVALID_OPTIONS, why) };
     }
+    return { ok: true, signal: opts.signal, code: checked.code, contextText, limits, options: opts };
+  }
+
+  /** Reach Redis, put the job on the queue, and wait for its result (the shell wires the signal and `destroy()`). */
+  protected async start(ready: QueuedRun, started: number): Promise<EngineRun | SandboxResult> {
     let shared: Shared | undefined;
     try {
       shared = await bounded(this.connect(), this.settings.dispatchTimeout, undefined);
@@ -254,8 +275,17 @@ export class QueueEngine implements SandboxEngine {
       );
     }
     const { settings } = this;
+    const opts = ready.options;
     if (Number.isFinite(settings.maxWaiting)) {
-      const waiting = await shared.queue.getWaitingCount();
+      let waiting: number;
+      try {
+        waiting = await shared.queue.getWaitingCount();
+      } catch (error) {
+        return failure(
+          SANDBOX_CODES.ENGINE_UNAVAILABLE,
+          `Cannot reach the queue's Redis: ${messageOf(error)}`,
+        );
+      }
       if (waiting >= settings.maxWaiting) {
         return failure(
           SANDBOX_CODES.RATE_LIMITED,
@@ -272,44 +302,52 @@ export class QueueEngine implements SandboxEngine {
       nonce,
       engine: settings.remoteEngine,
       engineOptions: settings.remoteEngineOptions,
-      code: checked.code,
-      context: contextText,
-      modules: [...this.modules.values()].map(({ name, exports, source }) => ({ name, exports, source })),
-      limits,
+      code: ready.code,
+      context: ready.contextText,
+      modulesText: this.modules.modulesText(),
+      sourceModules: this.modules.sourceModules(),
+      limits: ready.limits,
       tools: [...(opts.hostCalls?.names ?? [])],
       ...(opts.hostCalls?.maxCallBytes === undefined ? {} : { maxCallBytes: opts.hostCalls.maxCallBytes }),
       ...(opts.hostCalls?.maxReplyBytes === undefined ? {} : { maxReplyBytes: opts.hostCalls.maxReplyBytes }),
     };
-    return new Promise<SandboxResult>((resolve) => {
-      const onAbort = () => this.cancel(pending);
-      const pending: Pending = {
-        x,
-        started,
-        follower: false,
-        cancelled: false,
-        settled: false,
-        queued: false,
-        ...(opts.hostCalls === undefined ? {} : { hostCalls: opts.hostCalls }),
-        ...(opts.onLog === undefined ? {} : { onLog: opts.onLog }),
-        logsDelivered: 0,
-        attempts: new Set(),
-        journal: new Map(),
-        deadline: Date.now() + settings.dispatchTimeout,
-        settle: (result) => {
-          if (pending.settled) return;
-          pending.settled = true;
-          clearTimeout(pending.timer);
-          opts.signal?.removeEventListener("abort", onAbort);
-          // A cancelled run stays known until its worker hears the cancel (see `receive`).
-          if (!pending.cancelled || pending.worker !== undefined) this.forget(pending);
-          resolve(result.duration === 0 ? { ...result, duration: performance.now() - started } : result);
-        },
-      };
-      if (this.pending.has(x)) pending.follower = true;
-      else this.pending.set(x, pending);
-      opts.signal?.addEventListener("abort", onAbort, { once: true });
-      void this.submit(shared, pending, data, nonce, opts.executionId !== undefined);
+    let resolve!: (result: SandboxResult) => void;
+    const finished = new Promise<SandboxResult>((r) => {
+      resolve = r;
     });
+    const pending: Pending = {
+      x,
+      follower: false,
+      cancelled: false,
+      settled: false,
+      queued: false,
+      ...(opts.hostCalls === undefined ? {} : { hostCalls: opts.hostCalls }),
+      ...(opts.onLog === undefined ? {} : { onLog: opts.onLog }),
+      logsDelivered: 0,
+      attempts: new Set(),
+      journal: new Map(),
+      deadline: Date.now() + settings.dispatchTimeout,
+      settle: (result) => {
+        if (pending.settled) return;
+        pending.settled = true;
+        clearTimeout(pending.timer);
+        // A cancelled run stays known until its worker hears the cancel (see `receive`).
+        if (!pending.cancelled || pending.worker !== undefined) this.forget(pending);
+        resolve(result.duration === 0 ? { ...result, duration: performance.now() - started } : result);
+      },
+    };
+    if (this.pending.has(x)) pending.follower = true;
+    else this.pending.set(x, pending);
+    void this.submit(shared, pending, data, nonce, opts.executionId !== undefined);
+    return {
+      // The shell ends a run for `options.signal` (cancelled) or `destroy()` (disposed).
+      abort: (outcome) => {
+        if (outcome.kind === "disposed")
+          pending.settle(failure(SANDBOX_CODES.ENGINE_DISPOSED, outcome.message));
+        else this.cancel(pending);
+      },
+      result: finished,
+    };
   }
 
   private async submit(
@@ -582,55 +620,20 @@ export class QueueEngine implements SandboxEngine {
     return this.shared;
   }
 
-  registerModule(module: SandboxModule): void {
-    this.assertAlive();
-    // Checked here as every engine checks it (a bad module throws SANDBOX_INVALID_MODULE now, not on a worker).
-    new ModuleRegistry().register(module);
-    const { name, exports, source } = module;
-    this.modules.set(name, {
-      name,
-      ...(exports === undefined ? {} : { exports }),
-      ...(source === undefined ? {} : { source }),
-    });
-  }
-
-  unregisterModule(name: string): boolean {
-    this.assertAlive();
-    return this.modules.delete(name);
-  }
-
-  reset(): void {
-    this.modules.clear();
-  }
-
-  private assertAlive(): void {
-    if (this.destroyed !== undefined) {
-      throw new SandboxError(
-        SANDBOX_CODES.ENGINE_DISPOSED,
-        "The queue engine was destroyed; create a new sandbox",
-      );
+  /** Stop polling and close the queue, the inbox and every connection (the shell ended the runs first). */
+  protected async dispose(): Promise<void> {
+    // A Redis that never answered leaves `shared` pending: its client is closed all the same.
+    const shared = this.shared === undefined ? undefined : await bounded(this.shared, 1000, undefined);
+    if (shared === undefined) {
+      this.connections?.endAll();
+      return;
     }
-  }
-
-  destroy(): Promise<void> {
-    this.destroyed ??= (async () => {
-      for (const pending of [...this.pending.values(), ...this.followers]) {
-        pending.settle(failure(SANDBOX_CODES.ENGINE_DISPOSED, "The sandbox was destroyed while the job ran"));
-      }
-      // A Redis that never answered leaves `shared` pending: its client is closed all the same.
-      const shared = this.shared === undefined ? undefined : await bounded(this.shared, 1000, undefined);
-      if (shared === undefined) {
-        this.connections?.endAll();
-        return;
-      }
-      clearInterval(shared.poller);
-      // Saying goodbye to an unreachable Redis would wait for ever: its commands fail at once instead.
-      if (shared.client.status !== "ready") shared.connections.endAll();
-      await settlesWithin(shared.inbox.close(), CLOSE_MARGIN_MS);
-      await settlesWithin(shared.queue.close(), CLOSE_MARGIN_MS);
-      shared.connections.endAll();
-    })();
-    return this.destroyed;
+    clearInterval(shared.poller);
+    // Saying goodbye to an unreachable Redis would wait for ever: its commands fail at once instead.
+    if (shared.client.status !== "ready") shared.connections.endAll();
+    await settlesWithin(shared.inbox.close(), CLOSE_MARGIN_MS);
+    await settlesWithin(shared.queue.close(), CLOSE_MARGIN_MS);
+    shared.connections.endAll();
   }
 }
 

@@ -22,9 +22,11 @@ import {
   transportOption,
 } from "./options.js";
 import {
+  dataModulesOf,
   INPUT_TOO_LARGE_TEXT,
   type JobData,
   JobDataSchema,
+  PROTOCOL_VERSION,
   START_AFTER_MS,
   TOOL_INPUT_TOO_LARGE,
   type ToCaller,
@@ -218,11 +220,12 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
 
   const run = async (job: Job<JobData>, token: string | undefined, signal: AbortSignal | undefined) => {
     const parsed = JobDataSchema.safeParse(job.data);
-    if (!parsed.success) {
+    const dataModules = parsed.success ? dataModulesOf(parsed.data.modulesText) : undefined;
+    if (!parsed.success || dataModules === undefined) {
       return toWire(
         failure(
           SANDBOX_CODES.INVALID_OPTIONS,
-          `The job is not a sandbox execution this worker understands (protocol v1)`,
+          `The job is not a sandbox execution this worker understands (protocol v${PROTOCOL_VERSION})`,
         ),
         codec,
       );
@@ -349,15 +352,11 @@ export async function startSandboxWorker(options: SandboxWorkerOptions): Promise
               },
             };
       // Registered modules are per sandbox: a job with modules gets an engine of its own, released after it.
-      const modules = data.modules.length > 0;
+      const modules = dataModules.length > 0 || data.sourceModules.length > 0;
       const engine = modules ? await newEngine(data) : await engineFor(data);
-      for (const { name, exports, source } of data.modules) {
-        engine.registerModule({
-          name,
-          ...(exports === undefined ? {} : { exports }),
-          ...(source === undefined ? {} : { source }),
-        });
-      }
+      // Data modules arrive as the caller's codec text, so a Map or a Date in them arrives as it was registered.
+      for (const [name, text] of dataModules) engine.registerModule({ name, exports: codec.decode(text) });
+      for (const module of data.sourceModules) engine.registerModule(module);
       let result: SandboxResult;
       try {
         result = await engine.execute(data.code, codec.decode(data.context) as Record<string, unknown>, {

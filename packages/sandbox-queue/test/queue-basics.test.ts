@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
+import { parseEngineLimits } from "@suaveplan/sandbox-core/schemas";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createQueueSandbox } from "../src/index.js";
+import { createQueueSandbox, QueueEngine } from "../src/index.js";
 
 declare const tools: { callerPid(input: object): Promise<number>; whereAmI(input: object): Promise<unknown> };
 
@@ -117,6 +118,52 @@ describe.skipIf(redisMissing).each(["relay", "queues"] as const)(
       } finally {
         await sandbox.destroy();
       }
+    });
+
+    it("carries the registered modules as the engine holds them: data as codec text (a Map, a Date, a BigInt arrive as registered), source with its TypeScript erased", async () => {
+      const engine = new QueueEngine(parseEngineLimits({ timeout: "5s" }), {
+        connection: redis.url,
+        queue: "basics",
+        transport,
+      });
+      try {
+        engine.registerModule({ name: "table", exports: { rows: new Map([["a", new Date(0)]]), big: 10n } });
+        engine.registerModule({
+          name: "greet",
+          source: "module.exports = (name: string): string => 'hi ' + name;",
+          language: "typescript",
+        });
+        const result = await engine.execute("[table.rows, table.big, greet('x')]");
+        expect(result).toMatchObject({
+          success: true,
+          result: [new Map([["a", new Date(0)]]), 10n, "hi x"],
+        });
+      } finally {
+        await engine.destroy();
+      }
+    });
+
+    it("destroy() ends a running job in its own words, once however often it is called, and refuses use after it", async () => {
+      const engine = new QueueEngine(parseEngineLimits({ timeout: "5s" }), {
+        connection: redis.url,
+        queue: "basics",
+        transport,
+      });
+      const running = engine.execute("await new Promise((resolve) => setTimeout(resolve, 1000)); 1");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const destroyed = engine.destroy();
+      expect(engine[Symbol.asyncDispose]()).toBe(destroyed);
+      await destroyed;
+      expect({
+        running: (await running).error,
+        after: (await engine.execute("1")).error,
+      }).toEqual({
+        running: "The sandbox was destroyed while the job ran (SANDBOX_ENGINE_DISPOSED)",
+        after: "The queue engine was destroyed; create a new sandbox (SANDBOX_ENGINE_DISPOSED)",
+      });
+      expect(() => engine.registerModule({ name: "m", exports: {} })).toThrow(
+        "The queue engine was destroyed; create a new sandbox (SANDBOX_ENGINE_DISPOSED)",
+      );
     });
 
     it("refuses a job whose caller defines a tool the worker defines too, naming it", async () => {

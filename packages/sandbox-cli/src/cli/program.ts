@@ -361,11 +361,17 @@ export function createProgram(io: CliIo, exit: (code: number) => void): Command 
   program
     .command("bench")
     .description("Benchmark every engine against its raw primitive and print the table (medians and ratios).")
-    .option("--iterations <n>", "measured calls per row", positiveInt("--iterations"), 200)
+    .option("--iterations <n>", "measured calls per row (default: 200)", positiveInt("--iterations"))
     .option("--json", "print the rows as JSON", false)
     .action(async (opts) => {
-      const { benchCommand } = await import("../bench/bench-command.js");
-      exit(await benchCommand({ iterations: opts.iterations as number, json: Boolean(opts.json) }, io));
+      // The benchmarks live in the repository's private @suaveplan/sandbox-bench, bundled into this build.
+      const { runBench } = await import("@suaveplan/sandbox-bench");
+      const iterations = opts.iterations as number | undefined;
+      const { complete } = await runBench(
+        { ...(iterations === undefined ? {} : { iterations }), json: Boolean(opts.json) },
+        io,
+      );
+      exit(complete ? EXIT_CODES.ok : EXIT_CODES.failed);
     });
 
   return program;

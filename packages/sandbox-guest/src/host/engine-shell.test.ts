@@ -3,7 +3,13 @@ import type { EngineCapabilities, SandboxResult } from "@suaveplan/sandbox-core/
 import { describe, expect, it } from "vitest";
 import { toSandboxResult } from "../outcome/to-sandbox-result.js";
 import type { GuestOutcome } from "../protocol/protocol.js";
-import { type EngineRun, EngineShell, type ReadyRequest } from "./engine-shell.js";
+import {
+  type EngineRun,
+  EngineShell,
+  EngineShellBase,
+  type PreparedRun,
+  type ReadyRequest,
+} from "./engine-shell.js";
 
 /**
  * The smallest engine on the shell: a run answers the code's text when the
@@ -105,6 +111,74 @@ describe("EngineShell", () => {
     });
     expect(() => engine.registerModule({ name: "m", exports: {} })).toThrow(
       "StepEngine.registerModule: the engine was destroyed; create a new StepEngine (SANDBOX_ENGINE_DISPOSED)",
+    );
+  });
+});
+
+/**
+ * An engine on the generic base that builds no request (as the queue's
+ * caller side hands the run to another machine): `prepare` keeps the code
+ * as written, and the guards say what the engine chose.
+ */
+class RelayEngine extends EngineShellBase<PreparedRun & { code: string }> {
+  readonly name = "relay";
+  readonly capabilities = {} as EngineCapabilities;
+  readonly sent: string[] = [];
+
+  constructor() {
+    super(
+      { execute: "relay gone", registerModule: "relay gone (register)", running: "relay gone mid-run" },
+      parseEngineLimits(),
+    );
+  }
+
+  protected prepare(code: string, _context: unknown, options: { signal?: AbortSignal } | undefined) {
+    if (code === "refuse")
+      return {
+        ok: false as const,
+        result: toSandboxResult({ kind: "fault", message: "refused" }, { duration: 0, logs: [] }),
+      };
+    return { ok: true as const, signal: options?.signal, code };
+  }
+
+  protected start({ code }: { code: string }): EngineRun {
+    this.sent.push(code);
+    let end!: (outcome: GuestOutcome) => void;
+    const result = new Promise<SandboxResult>((resolve) => {
+      end = (outcome) => resolve(toSandboxResult(outcome, { duration: 0, logs: [] }));
+    });
+    return { abort: end, result };
+  }
+
+  protected dispose(): void {}
+}
+
+describe("EngineShellBase", () => {
+  it("hands start what prepare made (no request built), and words every destroyed guard as the engine chose", async () => {
+    const engine = new RelayEngine();
+    const refused = await engine.execute("refuse");
+    const controller = new AbortController();
+    const cancelled = engine.execute("const n: number = 1", {}, { signal: controller.signal });
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort();
+    const running = engine.execute("later");
+    await new Promise((resolve) => setImmediate(resolve));
+    await engine[Symbol.asyncDispose]();
+    expect({
+      refused: refused.error,
+      cancelled: (await cancelled).error,
+      disposed: (await running).error,
+      after: (await engine.execute("1")).error,
+      sent: engine.sent,
+    }).toEqual({
+      refused: "refused (SANDBOX_ENGINE_FAILED)",
+      cancelled: "Execution was cancelled (SANDBOX_CANCELLED)",
+      disposed: "relay gone mid-run (SANDBOX_ENGINE_DISPOSED)",
+      after: "relay gone (SANDBOX_ENGINE_DISPOSED)",
+      sent: ["const n: number = 1", "later"], // TypeScript as written: nothing erased it
+    });
+    expect(() => engine.registerModule({ name: "m", exports: {} })).toThrow(
+      "relay gone (register) (SANDBOX_ENGINE_DISPOSED)",
     );
   });
 });

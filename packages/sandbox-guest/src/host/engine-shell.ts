@@ -21,6 +21,26 @@ import type { GuestOutcome } from "../protocol/protocol.js";
 /** A request that passed every check: what {@link EngineShell.start} runs. */
 export type ReadyRequest = Extract<BuiltRequest, { ok: true }>;
 
+/** What {@link EngineShellBase.prepare} makes of valid input: at least the run's `options.signal`. */
+export interface PreparedRun {
+  readonly ok: true;
+  /** Cancels the run (`options.signal`). */
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * What the shell's "destroyed" guards say (the code is appended to each).
+ * {@link EngineShell} words them after the engine's class name.
+ */
+export interface DisposedWording {
+  /** `execute` after `destroy()`: resolved as `SANDBOX_ENGINE_DISPOSED`. */
+  readonly execute: string;
+  /** `registerModule` after `destroy()`: thrown as `SANDBOX_ENGINE_DISPOSED`. */
+  readonly registerModule: string;
+  /** A live run that `destroy()` ended: its `SANDBOX_ENGINE_DISPOSED` result. */
+  readonly running: string;
+}
+
 /** One run the shell keeps until it ends: how to end it early, and its result. */
 export interface EngineRun {
   /**
@@ -34,28 +54,19 @@ export interface EngineRun {
 }
 
 /**
- * What every engine shares, so an engine keeps only its lifecycle, its
- * transport and its capabilities: the registered modules, the argument
- * checks and the request (`buildExecutionRequest`), an already aborted
- * signal, the set of live runs with `options.signal` wired to each, the
- * "destroyed" guards with their wording, and a `destroy()` that ends every
- * live run (`SANDBOX_ENGINE_DISPOSED`), waits for them, then releases the
- * engine's own resources — once, however often it is called.
+ * The lifecycle every engine shares, whatever it makes of its input: the
+ * registered modules, an already aborted signal, the set of live runs with
+ * `options.signal` wired to each, the "destroyed" guards with their wording,
+ * and a `destroy()` that ends every live run (`SANDBOX_ENGINE_DISPOSED`),
+ * waits for them, then releases the engine's own resources — once, however
+ * often it is called.
  *
- * An engine extends it and implements {@link start} (run one checked
- * request) and {@link dispose} (release what it holds); it may override
- * `reset()` (calling `super.reset()`) to drop warm state.
- *
- * @example
- * class EchoEngine extends EngineShell {
- *   readonly name = "echo";
- *   readonly capabilities = ECHO_CAPABILITIES;
- *   constructor() { super("EchoEngine", SANDBOX_DEFAULTS); }
- *   protected start(ready: ReadyRequest): EngineRun { … }
- *   protected dispose(): void {}
- * }
+ * An engine that runs code here extends {@link EngineShell}, which prepares
+ * the full request. One that hands the run to another machine (the queue's
+ * caller side) extends this, with {@link prepare} checking the input and
+ * keeping what it sends.
  */
-export abstract class EngineShell implements SandboxEngine, AsyncDisposable {
+export abstract class EngineShellBase<Ready extends PreparedRun> implements SandboxEngine, AsyncDisposable {
   /** Which engine this is. */
   abstract readonly name: EngineName;
   /** What this engine guarantees. */
@@ -68,20 +79,31 @@ export abstract class EngineShell implements SandboxEngine, AsyncDisposable {
   private destroyPromise: Promise<void> | undefined;
 
   /**
-   * @param label - The engine's class name, as messages name it ("WorkerEngine").
-   * @param defaults - The limits, plus what the engine's realm needs of every request.
+   * @param wording - What the "destroyed" guards say.
+   * @param limits - The limits every execution starts from.
    */
   protected constructor(
-    private readonly label: string,
-    private readonly defaults: RequestDefaults,
+    private readonly wording: DisposedWording,
+    limits: EngineLimits,
   ) {
-    const { timeout, memoryLimit, maxOutputSize } = defaults;
+    const { timeout, memoryLimit, maxOutputSize } = limits;
     this.limits = { timeout, memoryLimit, maxOutputSize };
   }
 
   /**
-   * Start one checked request. Return the run, or the result of a request
-   * the engine refuses or cannot start (a memory limit below its minimum,
+   * Check `execute`'s arguments and make what {@link start} needs of them,
+   * or the failure bad input resolves (`SANDBOX_INVALID_OPTIONS` …). Called
+   * only while the engine is not destroyed. Must not throw.
+   */
+  protected abstract prepare(
+    code: string,
+    context: Record<string, unknown> | undefined,
+    options: SandboxOptions | undefined,
+  ): Ready | { ok: false; result: SandboxResult };
+
+  /**
+   * Start one prepared run. Return the run, or the result of a run the
+   * engine refuses or cannot start (a memory limit below its minimum,
    * no process could be spawned). Called only while the engine is not
    * destroyed and the signal is not aborted; a run it returns after either
    * happened (while it waited for a worker, say) is aborted at once.
@@ -90,7 +112,7 @@ export abstract class EngineShell implements SandboxEngine, AsyncDisposable {
    * @param startedAt - `performance.now()` when `execute` was called.
    */
   protected abstract start(
-    ready: ReadyRequest,
+    ready: Ready,
     startedAt: number,
   ): EngineRun | SandboxResult | Promise<EngineRun | SandboxResult>;
 
@@ -121,18 +143,15 @@ export abstract class EngineShell implements SandboxEngine, AsyncDisposable {
   ): Promise<SandboxResult> {
     const startedAt = performance.now();
     if (this.destroyPromise !== undefined) {
-      return failure(
-        SANDBOX_CODES.ENGINE_DISPOSED,
-        `${this.label} was destroyed; create a new ${this.label} to run code`,
-      );
+      return failure(SANDBOX_CODES.ENGINE_DISPOSED, this.wording.execute);
     }
-    const built = buildExecutionRequest(code, context, options, this.defaults, this.modules);
-    if (!built.ok) return built.result;
-    const { signal } = built;
+    const ready = this.prepare(code, context, options);
+    if (!ready.ok) return ready.result;
+    const { signal } = ready;
     if (signal?.aborted === true) {
       return failure(SANDBOX_CODES.CANCELLED, "Execution was cancelled before it started");
     }
-    const started = await this.start(built, startedAt);
+    const started = await this.start(ready, startedAt);
     if (!("abort" in started)) return started;
     const run = started;
     this.live.add(run);
@@ -159,10 +178,7 @@ export abstract class EngineShell implements SandboxEngine, AsyncDisposable {
    */
   registerModule(module: SandboxModule): void {
     if (this.destroyPromise !== undefined) {
-      throw new SandboxError(
-        SANDBOX_CODES.ENGINE_DISPOSED,
-        `${this.label}.registerModule: the engine was destroyed; create a new ${this.label}`,
-      );
+      throw new SandboxError(SANDBOX_CODES.ENGINE_DISPOSED, this.wording.registerModule);
     }
     this.modules.register(module);
   }
@@ -204,7 +220,55 @@ export abstract class EngineShell implements SandboxEngine, AsyncDisposable {
   }
 
   private disposedWhileRunning(): GuestOutcome {
-    return { kind: "disposed", message: `${this.label} was destroyed while the code ran` };
+    return { kind: "disposed", message: this.wording.running };
+  }
+}
+
+/**
+ * What every engine that runs code here shares, so an engine keeps only its
+ * lifecycle, its transport and its capabilities: {@link EngineShellBase}'s
+ * modules, guards, live runs and `destroy()`, with each run prepared as a
+ * full request (`buildExecutionRequest`: the argument checks, TypeScript
+ * erased, one parse, the `import()` check, the context encoded).
+ *
+ * An engine extends it and implements {@link start} (run one checked
+ * request) and {@link dispose} (release what it holds); it may override
+ * `reset()` (calling `super.reset()`) to drop warm state.
+ *
+ * @example
+ * class EchoEngine extends EngineShell {
+ *   readonly name = "echo";
+ *   readonly capabilities = ECHO_CAPABILITIES;
+ *   constructor() { super("EchoEngine", SANDBOX_DEFAULTS); }
+ *   protected start(ready: ReadyRequest): EngineRun { … }
+ *   protected dispose(): void {}
+ * }
+ */
+export abstract class EngineShell extends EngineShellBase<ReadyRequest> {
+  /**
+   * @param label - The engine's class name, as messages name it ("WorkerEngine").
+   * @param defaults - The limits, plus what the engine's realm needs of every request.
+   */
+  protected constructor(
+    label: string,
+    private readonly defaults: RequestDefaults,
+  ) {
+    super(
+      {
+        execute: `${label} was destroyed; create a new ${label} to run code`,
+        registerModule: `${label}.registerModule: the engine was destroyed; create a new ${label}`,
+        running: `${label} was destroyed while the code ran`,
+      },
+      defaults,
+    );
+  }
+
+  protected prepare(
+    code: string,
+    context: Record<string, unknown> | undefined,
+    options: SandboxOptions | undefined,
+  ): BuiltRequest {
+    return buildExecutionRequest(code, context, options, this.defaults, this.modules);
   }
 }
 

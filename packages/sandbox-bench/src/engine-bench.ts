@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import * as vm from "node:vm";
 import { Worker } from "node:worker_threads";
 import type { BuiltinEngineName, EngineName, SandboxEngine } from "@suaveplan/sandbox-core/types";
-import { loadIsolatedVm } from "./isolated-vm.js";
-import { latencyMedian, throughput } from "./measure.js";
-import { evalInFreshContext, loadQuickJs } from "./quickjs.js";
+import { loadIsolatedVm } from "./internal/isolated-vm.js";
+import { latencyMedian, throughput } from "./internal/measure.js";
+import { evalInFreshContext, loadQuickJs } from "./internal/quickjs.js";
 
 /** One measured engine against its raw primitive, both measured in the same run. */
 export interface EngineBenchRow {

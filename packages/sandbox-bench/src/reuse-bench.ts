@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { latencyMedian, throughput } from "./measure.js";
+import { latencyMedian, throughput } from "./internal/measure.js";
 
 /** The worker reuse tier against a pool of reused workers without fresh state, in the same run. */
 export interface ReuseBenchRow {
@@ -35,7 +35,8 @@ interface PiscinaLike {
  * `WorkerEngine({ reuse })` (a fresh vm context per run inside long-lived
  * workers) against piscina with the same number of threads running the same
  * expression with no fresh state at all: what a server picks today. piscina
- * is a dev dependency; without it the row says so.
+ * is this package's dev dependency: where it does not resolve (the published
+ * CLI, which bundles this code) the row says so.
  */
 export async function runReuseBench(options: { iterations: number }): Promise<ReuseBenchRow[]> {
   const workers = Math.min(4, availableParallelism());
@@ -58,7 +59,7 @@ export async function runReuseBench(options: { iterations: number }): Promise<Re
         engineThroughput: Number.NaN,
         rawThroughput: Number.NaN,
         throughputRatio: Number.NaN,
-        skipped: "piscina is not installed (a dev dependency of @suaveplan/sandbox-cli)",
+        skipped: "piscina is not installed here (the repository's pnpm bench runs this row)",
       },
     ];
   }

@@ -1,6 +1,6 @@
 import type { SandboxEngine } from "@suaveplan/sandbox-core/types";
 import { makeRawPrimitive } from "./engine-bench.js";
-import { median } from "./measure.js";
+import { median } from "./internal/measure.js";
 
 /** Bursts of concurrent calls after an idle spell, on an engine with fresh state per call. */
 export interface BurstBenchRow {

@@ -1,8 +1,8 @@
 import * as vm from "node:vm";
 import type { SandboxEngine } from "@suaveplan/sandbox-core/types";
-import { loadIsolatedVm } from "./isolated-vm.js";
-import { latencyMedian, throughput } from "./measure.js";
-import { evalInFreshContext, loadQuickJs } from "./quickjs.js";
+import { loadIsolatedVm } from "./internal/isolated-vm.js";
+import { latencyMedian, throughput } from "./internal/measure.js";
+import { evalInFreshContext, loadQuickJs } from "./internal/quickjs.js";
 
 /** The data path (W2) of one engine against its raw primitive, both measured in the same run. */
 export interface DataPathBenchRow {

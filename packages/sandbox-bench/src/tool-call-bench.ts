@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { Worker } from "node:worker_threads";
 import type { BuiltinEngineName, HostCalls, SandboxEngine } from "@suaveplan/sandbox-core/types";
-import { loadIsolatedVm } from "./isolated-vm.js";
-import { median } from "./measure.js";
-import { loadQuickJs } from "./quickjs.js";
+import { loadIsolatedVm } from "./internal/isolated-vm.js";
+import { median } from "./internal/measure.js";
+import { loadQuickJs } from "./internal/quickjs.js";
 
 /** A tool-call round trip of one engine against its raw message round trip, both measured in the same run. */
 export interface ToolCallBenchRow {

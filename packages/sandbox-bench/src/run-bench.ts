@@ -1,19 +1,34 @@
-import type { CliIo } from "../cli/cli-io.js";
-import { EXIT_CODES, type ExitCode } from "../cli/exit-codes.js";
+import { type BenchOptionsInput, BenchOptionsSchema } from "./bench-options.js";
 import { formatBurstTable, runBurstBench } from "./burst-bench.js";
 import { formatCeilingTable, runCeilingBench } from "./ceiling-bench.js";
 import { formatDataPathTable, runDataPathBench } from "./data-path-bench.js";
 import { formatBenchTable, makeBenchEngine, runEngineBench } from "./engine-bench.js";
+import { createProgress } from "./internal/progress.js";
 import { formatMemoryTable, runMemoryBench } from "./memory-bench.js";
-import { createProgress } from "./progress.js";
 import { formatReuseTable, runReuseBench } from "./reuse-bench.js";
 import { formatToolCallTable, runToolCallBench } from "./tool-call-bench.js";
 
-/** `suaveplan-sandbox bench`: measure every engine against its raw primitive and print the table. */
-export async function benchCommand(
-  options: { iterations: number; json: boolean },
-  io: CliIo,
-): Promise<ExitCode> {
+/** Where {@link runBench} writes: the tables (or JSON) to `stdout`, a progress line per row to `stderr`. */
+export interface BenchIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+/** What a finished {@link runBench} reports besides what it printed. */
+export interface BenchOutcome {
+  /** False when a row that must run was skipped (its reason is in the table); the reuse row, which needs piscina, does not count. */
+  complete: boolean;
+}
+
+/**
+ * Measure every engine against its raw primitive in the same run and print the
+ * tables: W1 per engine, bursts, tool calls, the data path (W2), resident
+ * memory, the worker reuse tier and the ceilings. Takes minutes; measures
+ * isolated-vm in this process, so Node must run with `--no-node-snapshot`
+ * (Node 20+). What `suaveplan-sandbox bench` and this package's `bench` script run.
+ */
+export async function runBench(input: BenchOptionsInput, io: BenchIo): Promise<BenchOutcome> {
+  const options = BenchOptionsSchema.parse(input);
   // 5 engines (W1), 2 burst rows, 5 tool-call rows, 3 data-path rows (W2), 2 memory rows, 1 reuse row, the ceilings.
   const step = createProgress(19, (line) => io.stderr(line));
   const skippedNote = (row: { skipped?: string | undefined }) =>
@@ -67,7 +82,7 @@ export async function benchCommand(
       : `${[formatBenchTable(rows), formatBurstTable(burstRows), formatToolCallTable(toolRows), formatDataPathTable(dataRows), formatMemoryTable(memoryRows), formatReuseTable(reuseRows), formatCeilingTable(ceilingRows)].join("\n\n")}\n`,
   );
   // The reuse row needs piscina, a dev dependency: without it the row says so and the bench still passes.
-  return [...rows, ...burstRows, ...toolRows, ...dataRows, ...memoryRows].some((r) => r.skipped)
-    ? EXIT_CODES.failed
-    : EXIT_CODES.ok;
+  return {
+    complete: ![...rows, ...burstRows, ...toolRows, ...dataRows, ...memoryRows].some((r) => r.skipped),
+  };
 }
