@@ -180,6 +180,11 @@ interface Pending {
   journal: Map<number, JournalEntry>;
   timer?: NodeJS.Timeout;
   deadline: number;
+  /**
+   * The run's own timeout (ms), as its job carries it (a follower's: the
+   * followed job's): the lost deadlines count from it, not from the engine's default.
+   */
+  timeout: number;
   settle(result: SandboxResult): void;
 }
 
@@ -327,6 +332,7 @@ export class QueueEngine extends EngineShellBase<QueuedRun> {
       attempts: new Set(),
       journal: new Map(),
       deadline: Date.now() + settings.dispatchTimeout,
+      timeout: ready.limits.timeout,
       settle: (result) => {
         if (pending.settled) return;
         pending.settled = true;
@@ -336,8 +342,12 @@ export class QueueEngine extends EngineShellBase<QueuedRun> {
         resolve(result.duration === 0 ? { ...result, duration: performance.now() - started } : result);
       },
     };
-    if (this.pending.has(x)) pending.follower = true;
-    else this.pending.set(x, pending);
+    const owner = this.pending.get(x);
+    if (owner === undefined) this.pending.set(x, pending);
+    else {
+      pending.follower = true;
+      pending.timeout = owner.timeout; // it waits on the owner's job, which runs for the owner's timeout
+    }
     void this.submit(shared, pending, data, nonce, opts.executionId !== undefined);
     return {
       // The shell ends a run for `options.signal` (cancelled) or `destroy()` (disposed).
@@ -370,8 +380,11 @@ export class QueueEngine extends EngineShellBase<QueuedRun> {
         // An existing job with this id (from another caller, or an earlier run) keeps its data: follow it.
         // (A fresh UUID cannot meet an existing job: the look-up is only for ids the caller chose.)
         const stored = await shared.queue.getJob(pending.x);
-        if (stored !== undefined && (stored.data as JobData | undefined)?.nonce !== nonce) {
+        const theirs = stored?.data as JobData | undefined;
+        if (stored !== undefined && theirs?.nonce !== nonce) {
           pending.follower = true;
+          // It waits on that job, which runs for the timeout it was queued with.
+          if (typeof theirs?.limits?.timeout === "number") pending.timeout = theirs.limits.timeout;
           this.forget(pending);
         }
       }
@@ -383,7 +396,7 @@ export class QueueEngine extends EngineShellBase<QueuedRun> {
       clearTimeout(pending.timer);
       this.followers.add(pending);
       pending.deadline =
-        Date.now() + this.settings.dispatchTimeout + this.limits.timeout + this.settings.lostAfter;
+        Date.now() + this.settings.dispatchTimeout + pending.timeout + this.settings.lostAfter;
     }
   }
 
@@ -412,7 +425,7 @@ export class QueueEngine extends EngineShellBase<QueuedRun> {
       const state = await bounded(shared.queue.getJobState(pending.x), 1000, "unreachable");
       if (state === "active" || state === "completed") {
         pending.queued = true;
-        this.arm(pending, this.limits.timeout + this.settings.lostAfter, () =>
+        this.arm(pending, pending.timeout + this.settings.lostAfter, () =>
           this.lost(pending, "A worker took the job as its dispatch time ran out but gave no result in time"),
         );
         return;
@@ -474,10 +487,10 @@ export class QueueEngine extends EngineShellBase<QueuedRun> {
         return;
       }
       if (pending.settled) return;
-      this.arm(pending, this.limits.timeout + this.settings.lostAfter, () =>
+      this.arm(pending, pending.timeout + this.settings.lostAfter, () =>
         this.lost(
           pending,
-          `The worker that took the job gave no result within timeout + lostAfter (${this.limits.timeout + this.settings.lostAfter} ms), and no other worker took it over`,
+          `The worker that took the job gave no result within timeout + lostAfter (${pending.timeout + this.settings.lostAfter} ms), and no other worker took it over`,
         ),
       );
     }

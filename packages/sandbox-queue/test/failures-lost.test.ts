@@ -48,6 +48,34 @@ describe.skipIf(redisMissing)("a job whose worker died", () => {
     }
   }, 30_000);
 
+  it("a run given a longer options.timeout than the engine's, and a submit following it, wait by that run's timeout + lostAfter", async () => {
+    const sandbox = createQueueSandbox(
+      {
+        connection: redis.url,
+        queue: "long-run",
+        ...FAST_CALLER,
+        dispatchTimeout: "500ms",
+        lostAfter: "300ms",
+      },
+      { timeout: "300ms" },
+    );
+    await fleet.start("long-run");
+    try {
+      const code = "await new Promise((r) => setTimeout(r, 1500)); 'done'";
+      // The second submit of the id follows the first one's job, which runs for the first one's timeout.
+      const results = await Promise.all([
+        sandbox.execute(code, {}, { timeout: 3000, executionId: "long-run-1" }),
+        sandbox.execute(code, {}, { executionId: "long-run-1" }),
+      ]);
+      expect(results.map((r) => ({ success: r.success, result: r.result, code: r.errorCode }))).toEqual([
+        { success: true, result: "done", code: undefined },
+        { success: true, result: "done", code: undefined },
+      ]);
+    } finally {
+      await sandbox.destroy();
+    }
+  }, 30_000);
+
   it("another worker replays it: onLog gets each line once, the result's logs are the replay's", async () => {
     const sandbox = createQueueSandbox(
       { connection: redis.url, queue: "replayed", ...FAST_CALLER },
