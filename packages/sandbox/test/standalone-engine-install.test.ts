@@ -21,9 +21,10 @@ function pack(packageName: string): string {
   return `file:./${tarball}`;
 }
 
-describe("a project that installs only sandbox-core + sandbox-guest (+ sandbox-typescript) + sandbox-vm", () => {
+describe("a project that installs only sandbox-core + sandbox-kernel + sandbox-guest (+ sandbox-typescript) + sandbox-vm", () => {
   it("runs an execution from the packed tarballs without the other engines", () => {
     const core = pack("sandbox-core");
+    const kernel = pack("sandbox-kernel");
     const guest = pack("sandbox-guest");
     const typescript = pack("sandbox-typescript");
     const vmEngine = pack("sandbox-vm");
@@ -35,6 +36,7 @@ describe("a project that installs only sandbox-core + sandbox-guest (+ sandbox-t
         type: "module",
         dependencies: {
           "@suaveplan/sandbox-core": core,
+          "@suaveplan/sandbox-kernel": kernel,
           "@suaveplan/sandbox-guest": guest,
           "@suaveplan/sandbox-typescript": typescript,
           "@suaveplan/sandbox-vm": vmEngine,
@@ -42,6 +44,7 @@ describe("a project that installs only sandbox-core + sandbox-guest (+ sandbox-t
         },
         overrides: {
           "@suaveplan/sandbox-core": core,
+          "@suaveplan/sandbox-kernel": kernel,
           "@suaveplan/sandbox-guest": guest,
           "@suaveplan/sandbox-typescript": typescript,
         },
