@@ -34,7 +34,25 @@ async function bundleProfile(name: string): Promise<string> {
   const exported = /\nexport \{\n {2}(?:(\w+) as )?kernel\n\};\n$/.exec(text);
   if (exported === null) throw new Error(`profile ${name}: the bundle does not end with the kernel's export`);
   if (/^\s*import\b/m.test(text)) throw new Error(`profile ${name}: the bundle imports something`);
-  return `${text.slice(0, exported.index)}\nreturn ${exported[1] ?? "kernel"};\n`;
+  return `${eagerly(text.slice(0, exported.index))}\nreturn ${exported[1] ?? "kernel"};\n`;
+}
+
+/**
+ * Each top-level function of the bundle (the parts, `createKernel`) as a parenthesised function
+ * expression: V8 compiles those with the script, so a code cache made at compile time (the
+ * isolate engine's, made by the first isolate and given to every later one) holds them, and a
+ * new isolate does not compile them at its first install. esbuild prints a top-level function
+ * from column 0 to the first line that is a lone `}`; it also drops parentheses from the
+ * sources, hence this step on its output. The bundle defines every part before it lists them.
+ */
+function eagerly(text: string): string {
+  let count = 0;
+  const out = text.replace(/^function (\w+)\(([^)]*)\) \{\n([\s\S]*?)^\}$/gm, (_all, name, params, body) => {
+    count++;
+    return `var ${name} = (function ${name}(${params}) {\n${body}});`;
+  });
+  if (count === 0) throw new Error("the bundle has no top-level function to compile eagerly");
+  return out;
 }
 
 /** `dist/sources.js`: each profile's bundled kernel, as text (its types: `src/sources.ts`). */
