@@ -1,5 +1,25 @@
-import { defineConfig } from "tsup";
+import { defineConfig, type Options } from "tsup";
 import { createTsupConfig } from "../../tooling/tsup.preset.ts";
+
+/**
+ * `@suaveplan/sandbox-kernel/sources` as an empty table: a worker takes the kernel's text from
+ * its host (`workerData.kernelSource`). Bundled, the text (about 210 KB) is a string constant of
+ * the entry and so part of the entry's code cache, which every `new Worker` clones: that cost
+ * a worker's first run about 1 ms.
+ */
+const kernelFromHost: NonNullable<Options["esbuildPlugins"]>[number] = {
+  name: "kernel-from-host",
+  setup(build) {
+    build.onResolve({ filter: /^@suaveplan\/sandbox-kernel\/sources$/ }, () => ({
+      path: "kernel-sources",
+      namespace: "kernel-from-host",
+    }));
+    build.onLoad({ filter: /.*/, namespace: "kernel-from-host" }, () => ({
+      contents: "export const KERNEL_SOURCES = Object.freeze({});",
+      loader: "js",
+    }));
+  },
+};
 
 export default defineConfig([
   // The cleaning pass of this build keeps the worker entry built next to it.
@@ -10,8 +30,9 @@ export default defineConfig([
   // bundled in, from source. An IIFE, so no top-level binding lands on the
   // worker's global object (`var crypto = …` would hit node's read-only
   // `crypto` global). esbuild alone (no rollup pass) and no `keepNames` or
-  // minification: the kernel parts are stringified at run time and evaluated
+  // minification: the Wasm memory cap is stringified at run time and evaluated
   // in the guest realm, where a bundler helper such as `__name` is unbound.
+  // The kernel's bundles are left out (see `kernelFromHost`).
   createTsupConfig(
     { "worker-entry": "src/worker-entry.ts" },
     {
@@ -24,6 +45,7 @@ export default defineConfig([
       keepNames: false,
       minify: false,
       noExternal: [/^@suaveplan\//],
+      esbuildPlugins: [kernelFromHost],
       esbuildOptions(options) {
         options.conditions = ["@suaveplan/source"];
       },

@@ -50,5 +50,17 @@ export function kernelConfig(limits: Pick<KernelConfig, "maxTimers" | "maxTimerC
  * the bridge (`argc`, `arg`).
  */
 export function buildKernelSource(binding: string, profile: KernelProfileName = "v8"): string {
-  return `"use strict";\nconst ${binding} = (() => {\n${KERNEL_SOURCES[profile]}})();\n${binding}.install;\n`;
+  const bundle: string | undefined = KERNEL_SOURCES[profile];
+  if (bundle === undefined) {
+    // The worker engine's entry is built without the bundles: its host hands the kernel over.
+    throw new Error(
+      `the kernel profile "${profile}" is not bundled into this build; pass its text to useKernelScript`,
+    );
+  }
+  return `${kernelSourceHead(binding)}(() => {\n${bundle}})();\n${binding}.install;\n`;
+}
+
+/** How {@link buildKernelSource}'s text for `binding` begins. */
+export function kernelSourceHead(binding: string): string {
+  return `"use strict";\nconst ${binding} = `;
 }

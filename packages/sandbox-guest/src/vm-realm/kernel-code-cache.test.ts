@@ -22,7 +22,9 @@ it("a thread's kernel takes the binding it is given before its first realm, and 
   const binding = newKernelBinding();
   const taken = {
     notAName: useKernelScript({ binding: "globalThis" }),
-    given: useKernelScript({ binding }),
+    // The text given with a binding must be the kernel made for that binding.
+    otherText: useKernelScript({ binding, source: buildKernelSource(newKernelBinding()) }),
+    given: useKernelScript({ binding, source: buildKernelSource(binding) }),
   };
   const { outcome } = await startVmExecution(REQUEST).result;
   const cache = kernelCodeCache();
@@ -38,7 +40,7 @@ it("a thread's kernel takes the binding it is given before its first realm, and 
     // The kernel is compiled: a later binding would not match the realms already made.
     late: useKernelScript({ binding: newKernelBinding() }),
   }).toEqual({
-    taken: { notAName: false, given: true },
+    taken: { notAName: false, otherText: false, given: true },
     outcome: { kind: "value", text: "5" },
     accepted: false,
     fits: false,

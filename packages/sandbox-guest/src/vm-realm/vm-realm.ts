@@ -7,6 +7,7 @@ import {
   buildKernelSource,
   GUEST_FILENAME,
   kernelConfig,
+  kernelSourceHead,
   MODULE_FILENAME_PREFIX,
   MODULE_WRAPPER_CLOSE,
   MODULE_WRAPPER_OPEN,
@@ -62,13 +63,15 @@ interface Compiled {
   entries: Record<string, Script>;
 }
 let compiled: Compiled | undefined;
+/** The kernel's text when {@link useKernelScript} was given it, else built here. */
+let kernelText: string | undefined;
 /** The kernel and its entry scripts, compiled once per process (they are context-independent). */
 function scripts(): Compiled {
   if (compiled === undefined) {
     const entry = (name: string) =>
       new Script(`${kernelBinding()}.enter(${JSON.stringify(name)});`, { filename: `suaveplan:${name}` });
     compiled = {
-      kernel: new Script(buildKernelSource(kernelBinding()), {
+      kernel: new Script(kernelText ?? buildKernelSource(kernelBinding()), {
         filename: "suaveplan:kernel",
         cachedData: kernelCache,
       }),
@@ -93,18 +96,28 @@ function scripts(): Compiled {
 /**
  * Compile this thread's kernel with `binding` as its binding name (made with
  * {@link newKernelBinding}) and, when given, `cachedData` — the
- * {@link kernelCodeCache} of a thread that used the same binding. The worker
- * engine's workers take both from their host so that each compiles the
- * kernel from one cache. V8 checks a cache against the source's length and
+ * {@link kernelCodeCache} of a thread that used the same binding, and
+ * `source`, the kernel's text ({@link buildKernelSource} of that binding),
+ * when this build does not bundle it. The worker engine's workers take all
+ * three from their host, so that each compiles the kernel from one cache and
+ * no worker parses or deserialises the kernel's text as part of its entry. V8 checks a cache against the source's length and
  * its flags, not its text, so the caller must only hand over a cache made for
  * the same binding by the same kernel build (the worker engine: one binding per
  * host process, one built entry). Call before the first realm; returns false,
- * and changes nothing, when called later or with a name not made that way.
+ * and changes nothing, when called later, with a name not made that way or
+ * with a source for another binding.
  */
-export function useKernelScript(options: { binding: string; cachedData?: Uint8Array | undefined }): boolean {
+export function useKernelScript(options: {
+  binding: string;
+  cachedData?: Uint8Array | undefined;
+  source?: string | undefined;
+}): boolean {
+  const { source } = options;
   if (compiled !== undefined || !/^__suaveplan_kernel_[0-9a-f]{16}$/.test(options.binding)) return false;
+  if (source !== undefined && !source.startsWith(kernelSourceHead(options.binding))) return false;
   binding = options.binding;
   kernelCache = options.cachedData;
+  kernelText = source;
   return true;
 }
 

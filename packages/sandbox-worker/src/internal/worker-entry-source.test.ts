@@ -8,14 +8,18 @@ it("the built worker entry is one self-contained script: an IIFE requiring only 
   const required = [...source.matchAll(/__require\("([^"]+)"\)/g)].map((match) => match[1]);
   expect({
     iife: source.startsWith('"use strict";\n(() => {'),
-    // The kernel parts are stringified and evaluated in the guest realm, where `__name` would be unbound.
+    // The Wasm memory cap is stringified and evaluated in the guest realm, where `__name` would be unbound.
     nameHelper: source.includes("__name"),
+    // The kernel's text comes from the host (`workerData.kernelSource`): bundled, it would be in
+    // the entry's code cache as well, cloned into every new worker.
+    kernelBundled: source.includes("installWebGlobals"),
     // Everything else is bundled: the worker resolves no package at run time.
     requiresBuiltins: required.length > 0,
     notBuiltin: required.filter((name) => !isBuiltin(name as string)),
   }).toStrictEqual({
     iife: true,
     nameHelper: false,
+    kernelBundled: false,
     requiresBuiltins: true,
     notBuiltin: [],
   });

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { type CodeCacheStatus, newKernelBinding } from "@suaveplan/sandbox-guest/realm";
+import { buildKernelSource, type CodeCacheStatus, newKernelBinding } from "@suaveplan/sandbox-guest/realm";
 
 let cached: string | undefined;
 
@@ -94,4 +94,16 @@ export function rememberWorkerCodeCaches(made: WorkerCodeCaches): void {
 export function workerKernelBinding(): string {
   kernelBinding ??= newKernelBinding();
   return kernelBinding;
+}
+
+let kernelSource: string | undefined;
+
+/**
+ * The kernel's text for {@link workerKernelBinding}, made once. The worker entry is built
+ * without it and takes it from `workerData`: held as a string constant of the entry, it
+ * would be in the entry's code cache too, and every `new Worker` would clone it there.
+ */
+export function workerKernelSource(): string {
+  kernelSource ??= buildKernelSource(workerKernelBinding());
+  return kernelSource;
 }

@@ -8,6 +8,7 @@ import {
   workerCodeCaches,
   workerEntryFunction,
   workerKernelBinding,
+  workerKernelSource,
 } from "./worker-entry-source.js";
 import { readCallMessage, type WorkerMessage } from "./worker-message.js";
 
@@ -84,6 +85,7 @@ export function startWorkerThread(
       entry,
       codeCache: caches?.entry,
       kernelBinding: workerKernelBinding(),
+      kernelSource: workerKernelSource(),
       kernelCache: caches?.kernel,
       makeCodeCache: warmUp && caches === undefined,
     },
