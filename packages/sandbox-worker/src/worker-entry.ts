@@ -35,7 +35,7 @@ import {
 import { discardWorkerStdio } from "./internal/discard-worker-stdio.js";
 import { endedByGuest } from "./internal/guest-ending.js";
 import { hardenWorkerRealm } from "./internal/harden-worker-realm.js";
-import { WARM_UP_REQUEST } from "./internal/warm-up-request.js";
+import { PRIMITIVE_WARM_UP_REQUEST, WARM_UP_REQUEST } from "./internal/warm-up-request.js";
 import type { CodeCacheHook } from "./internal/worker-entry-source.js";
 import {
   callMessage,
@@ -47,15 +47,18 @@ import {
 discardWorkerStdio();
 hardenWorkerRealm();
 
-// Every worker of a host names the kernel alike, so one worker's code cache of it serves the next.
-const { kernelBinding, kernelCache } = (workerData ?? {}) as {
+// Every worker of a host names the kernel alike, so one worker's code cache of it serves the
+// next. The kernel's text comes from the host too: this entry is built without it.
+const { kernelBinding, kernelCache, kernelSource } = (workerData ?? {}) as {
   kernelBinding?: unknown;
   kernelCache?: unknown;
+  kernelSource?: unknown;
 };
 if (typeof kernelBinding === "string")
   useKernelScript({
     binding: kernelBinding,
     cachedData: kernelCache instanceof Uint8Array ? kernelCache : undefined,
+    source: typeof kernelSource === "string" ? kernelSource : undefined,
   });
 
 const port = parentPort;
@@ -187,8 +190,11 @@ port.on("message", (message: HostMessage) => {
 const warmUp =
   (workerData as { warmUp?: unknown } | null)?.warmUp === false ? Promise.resolve() : warmUpRun();
 
-/** The warm-up execution, its host calls echoed here, as the host would answer them. */
-function warmUpRun(): Promise<unknown> {
+/**
+ * The warm-up executions: {@link WARM_UP_REQUEST}, its host calls echoed here as the host would
+ * answer them, then {@link PRIMITIVE_WARM_UP_REQUEST} as a caller's straight-line run goes.
+ */
+async function warmUpRun(): Promise<void> {
   const running: GuestDriver = startVmExecution(WARM_UP_REQUEST, {
     onCall: (call) => {
       // Answered in a later task, as a reply from the host arrives.
@@ -198,7 +204,12 @@ function warmUpRun(): Promise<unknown> {
     // As the caller's runs: no watchdog thread for the entries after the first (see below).
     callbackWatchdog: false,
   });
-  return running.result;
+  await running.result;
+  await startVmExecution(PRIMITIVE_WARM_UP_REQUEST, {
+    watchdog: false,
+    settleAtOnce: true,
+    callbackWatchdog: false,
+  }).result;
 }
 /** Passed by the loader (`WORKER_LOADER`); absent when the entry runs as plain source (tests). */
 declare const __suaveplan_code_cache: CodeCacheHook | undefined;

@@ -1,6 +1,6 @@
 import { createHostCodec, startVmExecution } from "@suaveplan/sandbox-guest";
 import { describe, expect, it } from "vitest";
-import { WARM_UP_CALLS, WARM_UP_REQUEST } from "./warm-up-request.js";
+import { PRIMITIVE_WARM_UP_REQUEST, WARM_UP_CALLS, WARM_UP_REQUEST } from "./warm-up-request.js";
 
 describe("the worker's warm-up request", () => {
   it("runs to its value, logging once and making every host call it means to warm up", async () => {
@@ -19,5 +19,18 @@ describe("the worker's warm-up request", () => {
     });
     expect(logs.map((entry) => entry.message)).toEqual(["{ a: [ 1, 'b' ] }"]);
     expect(toolCalls).toBe(WARM_UP_CALLS);
+  });
+
+  it("has a second, straight-line request whose primitive value the host side's codec encodes", async () => {
+    const { outcome, logs, toolCalls } = await startVmExecution(PRIMITIVE_WARM_UP_REQUEST, {
+      watchdog: false,
+      settleAtOnce: true,
+      callbackWatchdog: false,
+    }).result;
+    expect({ outcome, logs, toolCalls }).toEqual({
+      outcome: { kind: "value", text: "2" },
+      logs: [],
+      toolCalls: 0,
+    });
   });
 });
