@@ -1,0 +1,33 @@
+import { Script } from "node:vm";
+import { expect, it } from "vitest";
+import { KERNEL_SOURCES } from "../dist/sources.js";
+import { KERNEL_PROFILES } from "./profiles/index.js";
+
+// The bundles the build wrote (run `pnpm build` first), as a realm gets them.
+it("each profile's bundle is printable ASCII, declares no top-level function, and returns a kernel", () => {
+  const checked = Object.keys(KERNEL_PROFILES).map((name) => {
+    const text = KERNEL_SOURCES[name as keyof typeof KERNEL_SOURCES];
+    // A realm evaluates it as the body of a function; `install` and `enter` are what it returns.
+    const kernel = new Script(`(function () {\n${text}})()`).runInNewContext() as Record<string, unknown>;
+    return {
+      name,
+      // One byte per character in V8, for the text and for every code cache made of it.
+      printableAscii: /^[\t\n\r -~]*$/.test(text),
+      // Each top-level function is a parenthesised expression (the build's `eagerly`): V8 compiles
+      // it with the script, so a code cache made at compile time holds it. A declaration left at
+      // the start of a line would be compiled on its first call, in every new isolate.
+      declarations: text.match(/^(async )?function\b.*$/gm) ?? [],
+      expressions: (text.match(/^var \w+ = \(function \w+\(/gm) ?? []).length > 0,
+      kernel: Object.keys(kernel).sort(),
+    };
+  });
+  expect(checked).toEqual(
+    Object.keys(KERNEL_PROFILES).map((name) => ({
+      name,
+      printableAscii: true,
+      declarations: [],
+      expressions: true,
+      kernel: ["enter", "install"],
+    })),
+  );
+});
