@@ -100,7 +100,9 @@ function peakResidentBytes(): number {
  * compile, codec decode and encode, console, timers, a promise, a source
  * module, a filtered stack, a tool call and its reply, frames), so a
  * pre-started child answers its request with warm code instead of first-call
- * costs. Nothing is written anywhere.
+ * costs; then a straight-line one with a primitive value, which the host
+ * side's codec encodes (nothing else compiles that codec before a child's
+ * first request). Nothing is written anywhere.
  */
 export async function warmUp(): Promise<void> {
   let deliver: ((reply: CallReply) => void) | undefined;
@@ -136,7 +138,23 @@ export async function warmUp(): Promise<void> {
       },
     },
   );
+  await runRequest({ ...PRIMITIVE_WARM_UP, straightLine: true }, discard);
 }
+
+/** The straight-line warm-up: a caller's `2 + 3` takes the same path. */
+const PRIMITIVE_WARM_UP: ExecutionRequest = {
+  code: "1 + 1",
+  contextText: "",
+  modulesText: "",
+  sourceModules: [],
+  timeoutMs: 5_000,
+  maxOutputSize: 1024,
+  maxLogLines: 100,
+  maxTimers: 10,
+  maxTimerCreations: 100,
+  maxResultBytes: 1024,
+  maxCallBytes: 1024,
+};
 
 /** The request's fresh context with the kernel installed, made while the child waits (single-use). */
 export function prepareRealm(): PreparedVmRealm {
