@@ -23,6 +23,7 @@ export {
   buildExecutionRequest,
   type CheckedInput,
   checkExecutionInput,
+  contextCopyFailure,
   type RequestDefaults,
 } from "./prepare/prepare-execution.js";
 export { refuseDynamicImport } from "./prepare/refuse-dynamic-import.js";

@@ -13,9 +13,9 @@ import {
   answerCall,
   type CallReply,
   checkExecutionInput,
+  contextCopyFailure,
   createHostCodec,
   type DisposedWording,
-  described,
   type EngineRun,
   EngineShellBase,
   type PreparedRun,
@@ -256,11 +256,7 @@ export class QueueEngine extends EngineShellBase<QueuedRun> {
     try {
       contextText = this.codec.encode(context ?? {}, "context", Number.MAX_SAFE_INTEGER);
     } catch (error) {
-      // Worded as every local engine words it (sandbox-guest's request builder).
-      const why = this.codec.isNotTransferable(error)
-        ? `${error.path}: ${described(error.what)} cannot be copied into the sandbox; pass plain data`
-        : `context: could not be copied (${messageOf(error)})`;
-      return { ok: false, result: failure(SANDBOX_CODES.INVALID_OPTIONS, why) };
+      return { ok: false, result: contextCopyFailure(error, this.codec) };
     }
     return { ok: true, signal: opts.signal, code: checked.code, contextText, limits, options: opts };
   }

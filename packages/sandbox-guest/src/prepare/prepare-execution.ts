@@ -228,12 +228,23 @@ function encodeContext(context: unknown, maxBytes: number): string | SandboxFail
   try {
     return codec.encode(context, "context", maxBytes);
   } catch (error) {
-    if (codec.isNotTransferable(error)) {
-      return failure(
-        SANDBOX_CODES.INVALID_OPTIONS,
-        `${error.path}: ${described(error.what)} cannot be copied into the sandbox; pass plain data`,
-      );
-    }
-    return failure(SANDBOX_CODES.INVALID_OPTIONS, `context: could not be copied (${withoutCode(error)})`);
+    return contextCopyFailure(error);
   }
+}
+
+/**
+ * Why `context` could not be copied into a realm, worded alike on every engine: `error` is what
+ * `codec.encode(context, "context", …)` threw (an engine with its own codec passes it).
+ */
+export function contextCopyFailure(
+  error: unknown,
+  from: Pick<ReturnType<typeof createHostCodec>, "isNotTransferable"> = codec,
+): SandboxFailure {
+  if (from.isNotTransferable(error)) {
+    return failure(
+      SANDBOX_CODES.INVALID_OPTIONS,
+      `${error.path}: ${described(error.what)} cannot be copied into the sandbox; pass plain data`,
+    );
+  }
+  return failure(SANDBOX_CODES.INVALID_OPTIONS, `context: could not be copied (${withoutCode(error)})`);
 }
