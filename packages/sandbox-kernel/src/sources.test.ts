@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { Script } from "node:vm";
 import { expect, it } from "vitest";
 import { KERNEL_SOURCES } from "../dist/sources.js";
@@ -29,5 +30,28 @@ it("each profile's bundle is printable ASCII, declares no top-level function, an
       expressions: true,
       kernel: ["enter", "install"],
     })),
+  );
+});
+
+// In a fresh realm an ordinary object literal costs a hidden-class transition per property: the
+// intrinsics of inspect and the codec, handed over that way at install, made the kernel's install
+// 340 → 557 µs per node:vm context (README, "Why bundled at build time").
+it("each factory of inspect/ and codec/ hands its results over in a null-prototype literal", () => {
+  const folders = ["parts/inspect", "codec"].map((folder) => new URL(`./${folder}/`, import.meta.url));
+  const factories = folders.flatMap((folder) =>
+    readdirSync(folder)
+      .filter((file) => !file.endsWith(".test.ts") && file !== "shared.ts" && !file.startsWith("install-"))
+      .map((file) => {
+        const text = readFileSync(new URL(file, folder), "utf8");
+        const returns = text.match(/^ {2}return (?:\(\) => \()?\{\n?\s*(\S+)/gm) ?? [];
+        return {
+          file,
+          returns: returns.map((line) => (line.endsWith("__proto__:") ? "null-prototype" : line)),
+        };
+      }),
+  );
+  expect(factories.length).toBe(13);
+  expect(factories.filter(({ returns }) => returns.length !== 1 || returns[0] !== "null-prototype")).toEqual(
+    [],
   );
 });

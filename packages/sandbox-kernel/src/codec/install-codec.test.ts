@@ -1,6 +1,7 @@
 import * as vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { NotTransferableRecord } from "../kit.js";
+import { partExpression } from "../testing/part-script.js";
 import { createHostCodec, installCodec } from "./install-codec.js";
 
 type Codec = ReturnType<typeof createHostCodec>;
@@ -22,11 +23,13 @@ const thrown = (fn: () => unknown): unknown => {
   }
   throw new Error("expected a throw");
 };
-/** The codec installed in a fresh `node:vm` context, from the function's own source text. */
+/** installCodec and the files it imports, bundled as the kernel's build bundles them. */
+const INSTALL_CODEC = partExpression(new URL("./install-codec.ts", import.meta.url), "installCodec");
+/** The codec installed in a fresh `node:vm` context, from that bundle. */
 const realm = (): { context: vm.Context; codec: Codec; run: (code: string) => unknown } => {
   const context = vm.createContext();
   const run = (code: string): unknown => vm.runInContext(code, context);
-  const codec = run(`(() => { const kit = {}; (${installCodec.toString()})(kit); return kit; })()`) as Codec;
+  const codec = run(`(() => { const kit = {}; (${INSTALL_CODEC})(kit); return kit; })()`) as Codec;
   return { context, codec, run };
 };
 const nest = (levels: number, wrap: (inner: unknown) => unknown): unknown => {

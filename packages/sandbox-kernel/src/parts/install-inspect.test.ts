@@ -2,6 +2,7 @@ import { format, inspect } from "node:util";
 import * as vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { KernelKit } from "../kit.js";
+import { partExpression } from "../testing/part-script.js";
 import { installInspect } from "./install-inspect.js";
 
 /**
@@ -491,10 +492,13 @@ function hostRealm(): Realm {
   };
 }
 
+/** installInspect and the files it imports, bundled as the kernel's build bundles them. */
+const INSTALL_INSPECT = partExpression(new URL("./install-inspect.ts", import.meta.url), "installInspect");
+
 /** A fresh vm context with installInspect installed; returns the context and its kit. */
 function installInContext(): { context: vm.Context; kit: Pick<KernelKit, "inspect" | "format"> } {
   const context = vm.createContext({});
-  vm.runInContext(`globalThis.kit = {}; (${installInspect.toString()})(kit);`, context);
+  vm.runInContext(`globalThis.kit = {}; (${INSTALL_INSPECT})(kit);`, context);
   return { context, kit: vm.runInContext("kit", context) };
 }
 
