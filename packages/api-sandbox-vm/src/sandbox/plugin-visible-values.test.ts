@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type ConformanceEnv, createConformanceEnv } from "../testing/conformance-env.js";
+import { createVmSandbox, type VmSandboxHandle } from "./create-vm-sandbox.js";
+
+/**
+ * What a plugin author sees today, in the places where the plugin host's own guest runtime
+ * differs from the shared kernel (codec, inspect, stack frames, tool runner): pinned so that moving
+ * the plugin host onto the kernel shows every change as an edit of this file.
+ */
+let env: ConformanceEnv;
+afterEach(async () => {
+  await env.cleanup();
+});
+
+const PLUGIN = `
+  class Point { constructor() { this.x = 1; } }
+  export function talk() {
+    console.log(function named() {});
+    console.log({ a: { b: { c: { d: { e: 1 } } } } });
+    console.log({ get x() { return 1; }, set y(v) {} });
+    console.log(new Point());
+    console.log([1, , 3]);
+    console.log(new Map([[1, { a: [1, 2] }]]), new Set([1]));
+    console.log(Symbol("s"), 10n, -0, null, undefined);
+  }
+  export function sparse() { return [1, , 3]; }
+  export function boxed() { return new Number(1); }
+  export function point() { return new Point(); }
+  export async function late() {
+    await null;
+    throw new Error("late");
+  }
+  export function unnamed() { const e = new Error("m"); e.name = ""; throw e; }
+  export async function ask() { return tools.ask({ q: 1 }); }
+`;
+
+async function start(
+  extra: Partial<Parameters<ConformanceEnv["sandbox"]>[0]> = {},
+): Promise<VmSandboxHandle> {
+  env = createConformanceEnv(createVmSandbox);
+  const { entry } = await env.plugin({ "plugin.mjs": PLUGIN });
+  return env.sandbox({ pluginModulePath: entry, policy: {}, ...extra });
+}
+
+/** The error a call rejected with, and the plugin's own error (its `cause`). */
+async function thrown(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    const { code, message, cause } = error as { code: unknown; message: string; cause: Error };
+    return { code, message, cause: { name: cause.name, message: cause.message, stack: cause.stack } };
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("what a plugin sees", () => {
+  it("console lines are formatted on the host from copies: getters ran, class names and holes are gone, depth 4", async () => {
+    const logs: unknown[] = [];
+    const sandbox = await start({ onLog: (entry) => logs.push(entry) });
+    await sandbox.call("talk");
+    expect(logs.map((entry) => (entry as { message: string }).message)).toEqual([
+      "[Function named]",
+      "{\n  a: {\n    b: { c: { d: { e: 1 } } }\n  }\n}",
+      "{ x: 1, y: undefined }",
+      "{ x: 1 }",
+      "[ 1, undefined, 3 ]",
+      "Map(1) { 1 => { a: [ 1, 2 ] } } Set(1) { 1 }",
+      "Symbol(s) 10n -0 null undefined",
+    ]);
+  });
+
+  it("results: a hole becomes undefined, a boxed number an empty object, a class instance a plain object", async () => {
+    const sandbox = await start();
+    const sparse = (await sandbox.call("sparse")) as unknown[];
+    const boxed = await sandbox.call("boxed");
+    const point = await sandbox.call("point");
+    expect({
+      sparse,
+      holeIsOwn: 1 in sparse,
+      boxed,
+      point,
+      pointProto: Object.getPrototypeOf(point),
+    }).toEqual({
+      sparse: [1, undefined, 3],
+      holeIsOwn: true,
+      boxed: {},
+      point: { x: 1 },
+      pointProto: Object.prototype,
+    });
+  });
+
+  it("a plugin's error keeps its guest-only stack: no async marker, an empty name gives a bare message", async () => {
+    const sandbox = await start();
+    expect([await thrown(sandbox.call("late")), await thrown(sandbox.call("unnamed"))]).toEqual([
+      {
+        code: "SAND_VM_PLUGIN_THREW",
+        message:
+          'plugin export "late" threw Error: late (SAND_VM_PLUGIN_THREW); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_PLUGIN_THREW.md',
+        cause: {
+          name: "Error",
+          message: "late",
+          stack: "Error: late\n    at late (sandbox:/plugin/plugin.mjs:17:11)",
+        },
+      },
+      {
+        code: "SAND_VM_PLUGIN_THREW",
+        message:
+          'plugin export "unnamed" threw : m (SAND_VM_PLUGIN_THREW); see @suaveplan/api-sandbox-vm/docs/errors/SAND_VM_PLUGIN_THREW.md',
+        cause: { name: "", message: "m", stack: "m\n    at unnamed (sandbox:/plugin/plugin.mjs:19:41)" },
+      },
+    ]);
+  });
+
+  it("runs a tool whose needsApproval is true without asking: policy.tools is the plugin host's only gate", async () => {
+    let executed = 0;
+    const sandbox = await start({
+      policy: { tools: ["ask"] },
+      tools: {
+        ask: {
+          inputSchema: { type: "object" },
+          needsApproval: true,
+          execute: () => {
+            executed++;
+            return "yes";
+          },
+        },
+      } as never,
+    });
+    expect({ value: await sandbox.call("ask"), executed }).toEqual({ value: "yes", executed: 1 });
+  });
+});
