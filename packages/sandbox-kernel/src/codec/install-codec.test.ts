@@ -1,7 +1,7 @@
 import * as vm from "node:vm";
 import { describe, expect, it } from "vitest";
+import { partExpression } from "../../test/support/part-script.js";
 import type { NotTransferableRecord } from "../kit.js";
-import { partExpression } from "../testing/part-script.js";
 import { createHostCodec, installCodec } from "./install-codec.js";
 
 type Codec = ReturnType<typeof createHostCodec>;

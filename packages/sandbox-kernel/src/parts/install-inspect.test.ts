@@ -1,8 +1,8 @@
 import { format, inspect } from "node:util";
 import * as vm from "node:vm";
 import { describe, expect, it } from "vitest";
+import { partExpression } from "../../test/support/part-script.js";
 import type { KernelKit } from "../kit.js";
-import { partExpression } from "../testing/part-script.js";
 import { installInspect } from "./install-inspect.js";
 
 /**
