@@ -4,9 +4,9 @@
 export type { ToolCallRecord, ToolCallStatus, ToolDefinition, ToolSet } from "@suaveplan/sandbox-tools";
 // Errors
 export { isVmSandboxError, SAND_VM_CODES, type SandVmCode, VmSandboxError } from "./errors/sand-vm-codes.js";
-export { PLUGIN_URL_PREFIX } from "./frozen-globals/bootstrap-source.js";
 // Frozen globals
 export { FROZEN_GLOBALS, type FrozenGlobalName } from "./frozen-globals/frozen-globals.js";
+export { PLUGIN_URL_PREFIX } from "./module-loader/plugin-url.js";
 export type { FetchHostAdapter } from "./proxies/fetch-proxy/fetch-proxy.js";
 export {
   createNodeFsAdapter,

@@ -21,4 +21,13 @@ export { installSettle } from "./parts/install-settle.js";
 export { installTimers } from "./parts/install-timers.js";
 export { installUrl } from "./parts/install-url.js";
 export { installWebGlobals } from "./parts/install-web-globals.js";
+export type { GuestHostApi } from "./plugin/guest-host-api.js";
+export type {
+  CrossingError,
+  GuestBridge,
+  GuestConfig,
+  GuestKit,
+  ToolCrossingError,
+} from "./plugin/guest-kit.js";
 export { KERNEL_PROFILES, type KernelProfileName } from "./profiles/index.js";
+export { PLUGIN_PARTS } from "./profiles/plugin.js";

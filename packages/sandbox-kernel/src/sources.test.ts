@@ -2,12 +2,20 @@ import { readdirSync, readFileSync } from "node:fs";
 import { Script } from "node:vm";
 import { expect, it } from "vitest";
 import { KERNEL_SOURCES } from "../dist/sources.js";
+import { PLUGIN_KERNEL_SOURCE } from "../dist/sources-plugin.js";
 import { KERNEL_PROFILES } from "./profiles/index.js";
+
+/** Each profile's bundle as the build wrote it: the engines' (`./sources`) and the plugin host's (`./sources/plugin`). */
+const BUNDLES: readonly (readonly [name: string, text: string])[] = [
+  ...Object.keys(KERNEL_PROFILES).map(
+    (name) => [name, KERNEL_SOURCES[name as keyof typeof KERNEL_SOURCES]] as const,
+  ),
+  ["plugin", PLUGIN_KERNEL_SOURCE],
+];
 
 // The bundles the build wrote (run `pnpm build` first), as a realm gets them.
 it("each profile's bundle is printable ASCII, declares no top-level function, and returns a kernel", () => {
-  const checked = Object.keys(KERNEL_PROFILES).map((name) => {
-    const text = KERNEL_SOURCES[name as keyof typeof KERNEL_SOURCES];
+  const checked = BUNDLES.map(([name, text]) => {
     // A realm evaluates it as the body of a function; `install` and `enter` are what it returns.
     const kernel = new Script(`(function () {\n${text}})()`).runInNewContext() as Record<string, unknown>;
     return {
@@ -23,7 +31,7 @@ it("each profile's bundle is printable ASCII, declares no top-level function, an
     };
   });
   expect(checked).toEqual(
-    Object.keys(KERNEL_PROFILES).map((name) => ({
+    BUNDLES.map(([name]) => ({
       name,
       printableAscii: true,
       declarations: [],
@@ -31,6 +39,13 @@ it("each profile's bundle is printable ASCII, declares no top-level function, an
       kernel: ["enter", "install"],
     })),
   );
+});
+
+it("the engines' module does not carry the plugin host's parts", () => {
+  expect(Object.values(KERNEL_SOURCES).map((text) => text.includes("installGuestLockdown"))).toEqual(
+    Object.keys(KERNEL_SOURCES).map(() => false),
+  );
+  expect(PLUGIN_KERNEL_SOURCE).toContain("function installGuestLockdown(kit)");
 });
 
 // In a fresh realm an ordinary object literal costs a hidden-class transition per property: the

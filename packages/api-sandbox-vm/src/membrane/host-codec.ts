@@ -1,7 +1,8 @@
 import { SAND_VM_CODES, VmSandboxError } from "../errors/sand-vm-codes.js";
 
 /**
- * HOST side of the membrane codec (the guest side is `frozen-globals/guest-codec.ts`). Values
+ * HOST side of the membrane codec (the guest side is the kernel's `plugin` profile, `src/plugin/guest-codec.ts` in
+ * @suaveplan/sandbox-kernel). Values
  * cross as a JSON string of tagged nodes, so each side rebuilds them with its own realm's
  * constructors: plain data, `undefined`, `NaN`/`±Infinity`/`-0`, BigInt, Date, RegExp, Map, Set,
  * ArrayBuffer, typed arrays, DataView, Errors (name, message, code, cause) and cycles.

@@ -3,7 +3,7 @@ import { relative, sep } from "node:path";
 import { types } from "node:util";
 import { type Context, type Module, SourceTextModule } from "node:vm";
 import { SAND_VM_CODES, VmSandboxError } from "../errors/sand-vm-codes.js";
-import { PLUGIN_URL_PREFIX } from "../frozen-globals/bootstrap-source.js";
+import { PLUGIN_URL_PREFIX } from "./plugin-url.js";
 import { isInside, pluginRoot, resolvePluginSpecifier } from "./resolve-plugin-specifier.js";
 
 /** What the loader needs from the worker. */

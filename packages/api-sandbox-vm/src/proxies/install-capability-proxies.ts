@@ -1,7 +1,7 @@
 import type { PermissionChecker } from "@suaveplan/api-sandbox-permissions";
 import { isSuaveplanError } from "@suaveplan/sandbox-core/error-codes";
+import type { CrossingError } from "@suaveplan/sandbox-kernel";
 import { SAND_VM_CODES, VmSandboxError } from "../errors/sand-vm-codes.js";
-import type { CrossingError } from "../frozen-globals/guest-kit.js";
 import { type FetchHostAdapter, handleFetchCall } from "./fetch-proxy/fetch-proxy.js";
 import {
   createNodeFsAdapter,

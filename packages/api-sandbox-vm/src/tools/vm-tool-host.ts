@@ -7,6 +7,7 @@ import {
   type ToolCallOutcome,
   UNKNOWN_TOOL_ATTRIBUTE,
 } from "@suaveplan/sandbox-core/telemetry";
+import type { ToolCrossingError } from "@suaveplan/sandbox-kernel";
 import {
   describeIssues,
   type NormalisedTool,
@@ -20,7 +21,6 @@ import {
 } from "@suaveplan/sandbox-tools";
 import { z } from "zod";
 import { SAND_VM_CODES, VmSandboxError } from "../errors/sand-vm-codes.js";
-import type { ToolCrossingError } from "../frozen-globals/guest-kit.js";
 
 /** Options of {@link createVmToolHost}. */
 export interface VmToolHostOptions {

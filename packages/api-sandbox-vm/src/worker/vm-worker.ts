@@ -1,16 +1,18 @@
 // Entry of the worker thread that hosts one plugin's vm context (started with
 // --experimental-vm-modules). This file is the HOST side inside the worker: it talks to the guest
-// only through primitives (see frozen-globals/guest-host-api.ts) and to the main thread by messages.
+// only through primitives (see the kernel's `plugin` profile, @suaveplan/sandbox-kernel's
+// src/plugin/guest-host-api.ts) and to the main thread by messages.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { types } from "node:util";
 import { type Context, constants, createContext, Script, SourceTextModule } from "node:vm";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import type { GuestHostApi } from "@suaveplan/sandbox-kernel";
+import { PLUGIN_KERNEL_SOURCE } from "@suaveplan/sandbox-kernel/sources/plugin";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
-import { buildBootstrapSource, PLUGIN_URL_PREFIX } from "../frozen-globals/bootstrap-source.js";
-import type { GuestHostApi } from "../frozen-globals/guest-host-api.js";
 import type { FromWorker, ToWorker, WireError, WorkerInit } from "../internal/protocol.js";
 import { threadMemoryBytes } from "../internal/worker-memory.js";
 import { PluginModuleLoader } from "../module-loader/plugin-module-loader.js";
+import { PLUGIN_URL_PREFIX } from "../module-loader/plugin-url.js";
 
 const apply = Reflect.apply;
 const init = workerData as WorkerInit;
@@ -209,19 +211,19 @@ async function main(): Promise<void> {
     });
   };
 
-  const bootstrap = new Script(buildBootstrapSource(), { filename: "sandbox:/bootstrap" }).runInContext(
-    context,
-  );
+  // The kernel's `plugin` profile: its script evaluates to `install(bridge, configJson)`, which
+  // installs the FrozenGlobals, the capability stubs and the dynamic-code guards, locks the realm
+  // down, and returns the guest functions the host keeps.
+  const install = new Script(`"use strict";\n(function () {\n${PLUGIN_KERNEL_SOURCE}})().install;\n`, {
+    filename: "sandbox:/bootstrap",
+  }).runInContext(context);
   const config = JSON.stringify({
     capabilities: init.capabilities,
     pluginUrlPrefix: PLUGIN_URL_PREFIX,
     tools: init.tools,
     maxPayloadBytes: Math.floor(init.memoryLimitBytes / 2),
   });
-  const api = apply(bootstrap as (...args: unknown[]) => unknown, undefined, [
-    bridge,
-    config,
-  ]) as GuestHostApi;
+  const api = apply(install as (...args: unknown[]) => unknown, undefined, [bridge, config]) as GuestHostApi;
   // Captured before any plugin code runs; afterwards the host never reads a guest property.
   const { registerSource, makeError, setNamespace, queueLoaded, queueCall, queueSettle } = api;
   // The load budget (timeoutMs) starts now: the plugin's own files, linking and evaluation.

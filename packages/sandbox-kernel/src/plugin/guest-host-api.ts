@@ -86,3 +86,11 @@ export function createGuestHostApi(kit: GuestKit): GuestHostApi {
     },
   };
 }
+
+/**
+ * GUEST REALM. The last part of the `plugin` profile, after the lockdown: the object the host
+ * keeps, as what the kernel's `install` returns.
+ */
+export function installGuestHostApi(kit: GuestKit): void {
+  kit.entries = createGuestHostApi(kit);
+}

@@ -1,8 +1,14 @@
+import type { GuestHostApi } from "./guest-host-api.js";
+
 /**
- * Types shared by the guest-side bootstrap parts. Every `install*` function in this folder is
- * stringified with `Function.prototype.toString` and evaluated INSIDE the vm context, so it must
- * be self-contained: it may use only its `kit` parameter and ECMAScript globals of the guest realm.
- * Nothing here runs in the host realm.
+ * Types shared by the parts of the `plugin` profile: the guest runtime of the plugin host
+ * (`@suaveplan/api-sandbox-vm`). They run INSIDE its vm context, bundled into one script
+ * (`@suaveplan/sandbox-kernel/sources/plugin`): each part uses only its `kit` and the ECMAScript
+ * globals of the guest realm. Nothing here runs in the host realm.
+ *
+ * They still keep to what stitching them with `Function.prototype.toString` required (each part
+ * one self-contained function): they came from the plugin host that way, and move onto the
+ * shared parts (codec, inspect, console, calls) one at a time.
  */
 
 /** Primitive-only channel to the host. Returns a JSON string `[ok, payload]` (or `undefined`). */
@@ -72,4 +78,15 @@ export interface GuestKit {
   hidden: unknown[];
   // guest-capabilities
   settle(id: number, ok: boolean, payload: string): void;
+  // guest-host-api: what `install` returns to the host
+  entries: GuestHostApi;
+}
+
+/**
+ * GUEST REALM. The first part of the `plugin` profile: the kit members the other parts fill
+ * (the kernel's `install` has set `bridge` and `config`).
+ */
+export function installGuestKit(kit: GuestKit): void {
+  kit.globals = {};
+  kit.hidden = [];
 }
