@@ -8,6 +8,7 @@
 // 512 MiB) is seen.
 //
 //   node scripts/abuse.mjs [--runs 1000] [--engines vm,worker,spawn,isolate,quickjs] [--json]
+// (every engine the umbrella registers when --engines is left out)
 //
 // Needs the built packages (`node scripts/setup.mjs`); isolate needs --no-node-snapshot (the
 // script re-runs itself with it, and with MALLOC_ARENA_MAX=2 unless set: isolated-vm's pool threads
@@ -30,7 +31,7 @@ if (!process.execArgv.includes("--no-node-snapshot")) {
 const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "1000" },
-    engines: { type: "string", default: "vm,worker,spawn,isolate,quickjs" },
+    engines: { type: "string" },
     json: { type: "boolean", default: false },
   },
 });
@@ -41,12 +42,12 @@ const CALLERS = 8;
 const MIB = 1024 * 1024;
 const LIMITS = { timeout: 2_000, memoryLimit: 64 * MIB, maxOutputSize: 64 * 1024 };
 
-const ENGINES = {
-  vm: async () => new (await import("@suaveplan/sandbox/vm-engine")).VmEngine(LIMITS),
-  worker: async () => new (await import("@suaveplan/sandbox/worker-engine")).WorkerEngine(LIMITS),
-  spawn: async () => new (await import("@suaveplan/sandbox/spawn-engine")).SpawnEngine(LIMITS),
-  isolate: async () => new (await import("@suaveplan/sandbox/isolate-engine")).IsolateEngine(LIMITS),
-  quickjs: async () => new (await import("@suaveplan/sandbox/quickjs-engine")).QuickJsEngine(LIMITS),
+/** Each engine as `createSandbox` makes it, from the umbrella's registry: no list of our own. */
+const { engineLoader, registeredEngines } = await import("@suaveplan/sandbox");
+/** A synchronous maker of `name`'s engines with the run's limits (the pool takes one). */
+const engineMaker = async (name) => {
+  const factory = await engineLoader(name)();
+  return () => factory.create({ limits: LIMITS, options: {} });
 };
 
 const hostCalls = {
@@ -140,14 +141,13 @@ const settle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function abuse(name) {
   const { SandboxPool } = await import("@suaveplan/sandbox/pool");
-  const probe = await ENGINES[name]();
+  const make = await engineMaker(name);
+  const probe = make();
   const caps = probe.capabilities;
-  // The pool takes a synchronous factory: the engine's class, from the probe.
-  const Engine = probe.constructor;
   await probe.destroy();
   await settle(100);
   const baseline = { handles: handles(), children: childPids().length, rss: process.memoryUsage().rss };
-  const pool = new SandboxPool({ factory: () => new Engine(LIMITS), minSize: 1, maxSize: 4, maxQueue: RUNS });
+  const pool = new SandboxPool({ factory: make, minSize: 1, maxSize: 4, maxQueue: RUNS });
   const tally = { runs: 0, successes: 0, correctFailures: 0, skipped: 0, wrong: 0, crossed: 0 };
   const wrongExamples = [];
   const started = performance.now();
@@ -222,9 +222,9 @@ async function abuse(name) {
 }
 
 const rows = [];
-for (const name of values.engines.split(",")) {
-  if (!(name in ENGINES))
-    throw new Error(`--engines: unknown engine ${name} (${Object.keys(ENGINES).join(", ")})`);
+for (const name of values.engines?.split(",") ?? registeredEngines()) {
+  if (!registeredEngines().includes(name))
+    throw new Error(`--engines: unknown engine ${name} (${registeredEngines().join(", ")})`);
   process.stderr.write(`abuse: ${name}, ${RUNS} executions, ${CALLERS} callers…\n`);
   rows.push(await abuse(name));
 }

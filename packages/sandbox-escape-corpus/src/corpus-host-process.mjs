@@ -9,26 +9,12 @@ const [columns, target, programFile, limitsJson] = process.argv.slice(2);
 const program = readFileSync(programFile, "utf8");
 const limits = JSON.parse(limitsJson);
 
+/** The raw engine, made as `createSandbox` makes it, from the umbrella's registry. */
 async function rawEngine(engine) {
-  switch (engine) {
-    case "vm":
-      return new (await import("@suaveplan/sandbox-vm")).VmEngine(limits);
-    case "worker":
-      return new (await import("@suaveplan/sandbox-worker")).WorkerEngine(limits);
-    case "spawn":
-      return new (await import("@suaveplan/sandbox-spawn")).SpawnEngine(limits);
-    case "spawn-confined":
-      return new (await import("@suaveplan/sandbox-spawn")).SpawnEngine({
-        ...limits,
-        confinement: await confinement(),
-      });
-    case "isolate":
-      return new (await import("@suaveplan/sandbox-isolate")).IsolateEngine(limits);
-    case "quickjs":
-      return new (await import("@suaveplan/sandbox-quickjs")).QuickJsEngine(limits);
-    default:
-      throw new Error(`unknown engine ${engine}`);
-  }
+  const { engineLoader } = await import("@suaveplan/sandbox");
+  const factory = await engineLoader(engine === "spawn-confined" ? "spawn" : engine)();
+  const options = engine === "spawn-confined" ? { confinement: await confinement() } : {};
+  return factory.create({ limits, options });
 }
 
 let provider;

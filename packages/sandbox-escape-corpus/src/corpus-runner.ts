@@ -5,15 +5,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createVmSandbox } from "@suaveplan/api-sandbox-vm";
 import { LocalSandboxProvider } from "@suaveplan/dsh-sandbox-local";
-import { createSandbox, type Sandbox } from "@suaveplan/sandbox";
+import { createSandbox, engineLoader, type Sandbox } from "@suaveplan/sandbox";
 import { CodeTransformer } from "@suaveplan/sandbox-core/code-transformer";
 import type { SandboxEngine, SandboxResult } from "@suaveplan/sandbox-core/types";
-import { IsolateEngine } from "@suaveplan/sandbox-isolate";
-import { QuickJsEngine } from "@suaveplan/sandbox-quickjs";
-import { SpawnEngine } from "@suaveplan/sandbox-spawn";
 import { createToolRunner, normaliseTools } from "@suaveplan/sandbox-tools";
-import { VmEngine } from "@suaveplan/sandbox-vm";
-import { WorkerEngine } from "@suaveplan/sandbox-worker";
 import type { CorpusHost } from "./corpus-host.js";
 import type { CorpusEngine, CorpusTarget, EscapeTechnique, ExpectedOutcome } from "./escape-techniques.js";
 import { guestPrelude } from "./guest-prelude.js";
@@ -147,22 +142,16 @@ function outcomeOf(result: SandboxResult): string {
   return result.success ? "ok" : (result.errorCode ?? "failed");
 }
 
-/** One raw engine per corpus engine (`spawn-confined`: spawn with `confinement`). */
-function rawEngine(engine: CorpusEngine, confinement: LocalSandboxProvider | undefined): SandboxEngine {
-  switch (engine) {
-    case "vm":
-      return new VmEngine(CORPUS_LIMITS);
-    case "worker":
-      return new WorkerEngine(CORPUS_LIMITS);
-    case "spawn":
-      return new SpawnEngine(CORPUS_LIMITS);
-    case "spawn-confined":
-      return new SpawnEngine({ ...CORPUS_LIMITS, confinement });
-    case "isolate":
-      return new IsolateEngine(CORPUS_LIMITS);
-    case "quickjs":
-      return new QuickJsEngine(CORPUS_LIMITS);
-  }
+/**
+ * One raw engine per corpus engine, made as `createSandbox` makes it, from the umbrella's
+ * registry (`spawn-confined`: spawn with `confinement`).
+ */
+async function rawEngine(
+  engine: CorpusEngine,
+  confinement: LocalSandboxProvider | undefined,
+): Promise<SandboxEngine> {
+  const factory = await engineLoader(engine === "spawn-confined" ? "spawn" : engine)();
+  return factory.create({ limits: CORPUS_LIMITS, options: confinement === undefined ? {} : { confinement } });
 }
 
 /** The OS confinement of the `spawn-confined` tier: bwrap or Landlock, read-only, network cut. */
@@ -301,7 +290,9 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
     enableAudit: true,
     tools: host.tools,
   });
+  // Every use awaits it; a failure to load shows at the first use, not as an unhandled rejection.
   const raw = rawEngine(engine, confinement);
+  raw.catch(() => undefined);
   const tools = normaliseTools(host.tools);
 
   /**
@@ -343,7 +334,7 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
       ...(technique.timeoutMs === undefined ? {} : { timeout: technique.timeoutMs }),
       ...(runner === undefined ? {} : { hostCalls: runner }),
     };
-    const result = await raw.execute(program, {}, options);
+    const result = await (await raw).execute(program, {}, options);
     runner?.close();
     const outcome = outcomeOf(result);
     const judged = judgeCell(host, technique, engine, outcome, [result, runner?.journal() ?? []]);
@@ -355,7 +346,9 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
       ...judged,
       observed: observed(result.success ? result.result : result.error),
     };
-    return probesNextRun(technique) ? nextRunChecked(cell, () => raw.execute(NEXT_RUN_PROBE)) : cell;
+    return probesNextRun(technique)
+      ? nextRunChecked(cell, async () => (await raw).execute(NEXT_RUN_PROBE))
+      : cell;
   }
 
   return {
@@ -369,7 +362,7 @@ export function createEngineCorpusRun(host: CorpusHost, engine: CorpusEngine): E
       return [await runFacade(facade, technique), rawCell, await runRaw(technique, "tools")];
     },
     async destroy() {
-      await Promise.all([facade.destroy(), raw.destroy()]);
+      await Promise.all([facade.destroy(), raw.then((engine) => engine.destroy())]);
       confinement?.dispose();
     },
   };
