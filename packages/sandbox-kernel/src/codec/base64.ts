@@ -8,6 +8,7 @@ import type { Kinds } from "./kinds.js";
 export function makeBase64(I: Intrinsics, K: Kinds) {
   const { Int16ArrayCtor, Uint16ArrayCtor, apply, fromCharCode, mathMin } = I;
   const { arrayJoin, charCodeAt, list, once, typedSubarray } = K;
+
   const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   /** The value of each base64 digit by its character code, -1 for any other code below 128. */
   const base64Values = once(() => {

@@ -43,6 +43,7 @@ export function makeDecode(I: Intrinsics, K: Kinds, B: Base64) {
     typedArrays,
   } = K;
   const { base64Values } = B;
+
   /** One reusable data descriptor (decode runs no foreign code, so it is never seen half-filled). */
   const descriptor = setPrototypeOf(
     { value: undefined, writable: true, enumerable: true, configurable: true },

@@ -69,6 +69,7 @@ export function makeEncode(I: Intrinsics, K: Kinds, B: Base64, P: Paths, without
   } = K;
   const { toBase64 } = B;
   const { mapValueSegment, propertySegment, quote, text } = P;
+
   /** Pieces of encoded text are gathered into flat chunks of about this many code units. */
   const CHUNK = 16384;
   const empty = new Uint8ArrayCtor(0);

@@ -24,6 +24,7 @@ export function makeKinds(I: Intrinsics) {
     setPrototypeOf,
     typedCtors,
   } = I;
+
   const bindCall = (fn: unknown): Uncurried => apply(functionBind, functionCall, [fn]) as Uncurried;
   const bindIf = (fn: unknown): Uncurried | undefined =>
     typeof fn === "function" ? bindCall(fn) : undefined;

@@ -8,6 +8,7 @@ import type { Kinds } from "./kinds.js";
 export function makePaths(I: Intrinsics, K: Kinds) {
   const { StringCtor, jsonStringify } = I;
   const { NEEDS_ESCAPE, charCodeAt, regExpExec } = K;
+
   /** `s` as a JSON string literal; text with nothing to escape skips `JSON.stringify`. */
   const quote = (s: string): string => (regExpExec(NEEDS_ESCAPE, s) === null ? `"${s}"` : jsonStringify(s));
 
