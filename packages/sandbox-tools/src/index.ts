@@ -46,6 +46,7 @@ export {
   type ToolApprovalRequest,
   type ToolCallRecord,
   type ToolCallStatus,
+  type ToolGateRefusal,
   type ToolRunner,
   type ToolRunnerOptions,
   type ToolUsage,

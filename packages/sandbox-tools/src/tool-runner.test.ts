@@ -808,6 +808,105 @@ describe("refusals", () => {
   });
 });
 
+describe("options for a long-lived host", () => {
+  it("gate ends a call before the tool is looked up, journaled with its input; undefined lets it go on", async () => {
+    const asked: string[] = [];
+    let called = 0;
+    const { run } = runner(
+      weather(() => {
+        called++;
+        return { tempC: 1 };
+      }),
+      {
+        gate: (tool) => {
+          asked.push(tool);
+          if (tool === "getWeather") return undefined;
+          return tool === "secret"
+            ? { status: "denied", message: `tool ${tool} was denied by policy` }
+            : { status: "refused", message: `tool ${tool} was refused: closed` };
+        },
+      },
+    );
+    expect(await failure(run.call("secret", { a: 1 }, "1"))).toEqual({
+      name: "ToolError",
+      tool: "secret",
+      status: "denied",
+      message: "tool secret was denied by policy",
+      stack: "ToolError: tool secret was denied by policy",
+    });
+    expect((await failure(run.call("other", {}, "2"))).status).toBe("refused");
+    await expect(run.call("getWeather", { city: "Paris" }, "3")).resolves.toEqual({ tempC: 1 });
+    expect(asked).toEqual(["secret", "other", "getWeather"]);
+    expect(called).toBe(1);
+    expect(run.journal().map(({ id, status, input }) => ({ id, status, input }))).toEqual([
+      { id: "1", status: "denied", input: { a: 1 } },
+      { id: "2", status: "refused", input: {} },
+      { id: "3", status: "ok", input: { city: "Paris" } },
+    ]);
+  });
+
+  it("gate that throws refuses the call rather than running it", async () => {
+    const { run } = runner(
+      weather(() => ({ tempC: 1 })),
+      {
+        gate: () => {
+          throw new Error("policy store down");
+        },
+      },
+    );
+    expect((await failure(run.call("getWeather", { city: "Paris" }, "1"))).message).toBe(
+      "tool getWeather was refused: its gate failed",
+    );
+  });
+
+  it("maxJournal keeps the last calls only, and frees the dropped calls' ids", async () => {
+    const { run } = runner(
+      weather(() => ({ tempC: 1 })),
+      { maxJournal: 2 },
+    );
+    for (const id of ["1", "2", "3"]) await run.call("getWeather", { city: id }, id);
+    expect(run.journal().map((call) => call.id)).toEqual(["2", "3"]);
+    await expect(run.call("getWeather", { city: "again" }, "1")).resolves.toEqual({ tempC: 1 });
+    expect(run.usage().calls).toBe(4);
+  });
+
+  it("maxMessageChars cuts a handler's message; noApproverHint ends a needsApproval denial", async () => {
+    const { run } = runner(
+      {
+        loud: {
+          inputSchema: z.object({}),
+          execute: () => {
+            throw new Error("x".repeat(50));
+          },
+        },
+        guarded: { inputSchema: z.object({}), needsApproval: true, execute: () => 1 },
+      },
+      { maxMessageChars: 10, noApproverHint: "this host cannot ask" },
+    );
+    expect((await failure(run.call("loud", {}, "1"))).message).toBe(`${"x".repeat(9)}…`);
+    expect((await failure(run.call("guarded", {}, "2"))).message).toBe(
+      "tool guarded was denied: it needs approval (needsApproval) and this host cannot ask",
+    );
+  });
+
+  it("abortAll(reason, why) aborts with reason and says why", async () => {
+    const never = deferred<never>();
+    const signals: AbortSignal[] = [];
+    const { run } = runner(
+      weather((_: unknown, { abortSignal }: ToolExecutionOptions) => {
+        signals.push(abortSignal);
+        return never.promise;
+      }),
+    );
+    const call = run.call("getWeather", { city: "Paris" }, "1");
+    await flush();
+    const reason = new Error("disposed (CODE); see the docs");
+    run.abortAll(reason, "the host was disposed");
+    expect(signals[0]?.reason).toBe(reason);
+    expect((await failure(call)).message).toBe("tool getWeather was aborted: the host was disposed");
+  });
+});
+
 describe("options", () => {
   it.each([
     [
@@ -832,6 +931,19 @@ describe("options", () => {
     ],
     [{ measure: 5 }, "Invalid execution options: options.measure: must be a function (value) => bytes"],
     [{ signal: {} }, "Invalid execution options: options.signal: must be an AbortSignal"],
+    [
+      { gate: true },
+      "Invalid execution options: options.gate: must be a function (tool) => refusal or undefined",
+    ],
+    [
+      { maxJournal: -1 },
+      "Invalid execution options: options.maxJournal: must be an integer of at least 0, got -1",
+    ],
+    [
+      { maxMessageChars: 1 },
+      "Invalid execution options: options.maxMessageChars: must be an integer of at least 2, got 1",
+    ],
+    [{ noApproverHint: 5 }, "Invalid execution options: options.noApproverHint: must be a string"],
   ])("refuses %j with SANDBOX_INVALID_OPTIONS", (bad, message) => {
     expect(() => createToolRunner({ tools: undefined, ...(bad as object) })).toThrowError(
       expect.objectContaining({

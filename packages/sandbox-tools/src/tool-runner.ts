@@ -71,6 +71,16 @@ export interface ToolApprovalRequest {
  */
 export type ApproveToolCall = (call: ToolApprovalRequest) => boolean | Promise<boolean>;
 
+/**
+ * What a {@link ToolRunnerOptions.gate} answers to end a call before its
+ * tool is looked up: `denied` (a policy said no) or `refused`; `message` is
+ * the guest's `ToolError` message and the journal's.
+ */
+export interface ToolGateRefusal {
+  readonly status: "denied" | "refused";
+  readonly message: string;
+}
+
 /** Options of {@link createToolRunner}; the limits are per execution. */
 export interface ToolRunnerOptions extends ToolLimits {
   /** The tools of this execution: sandbox-level and per-execution tools merged with {@link mergeTools}. */
@@ -91,6 +101,28 @@ export interface ToolRunnerOptions extends ToolLimits {
   measure?: ((value: unknown) => number) | undefined;
   /** Milliseconds for `durationMs`; default `performance.now`. */
   clock?: Clock | undefined;
+  /**
+   * A host's own check of each call, by tool name, after `maxToolCalls` and
+   * before the tool is looked up (the plugin host's `policy.tools`). A
+   * {@link ToolGateRefusal} ends the call there, journaled with its input;
+   * `undefined` lets it go on. Must not throw (a throw ends the call
+   * `refused`).
+   */
+  gate?: ((tool: string) => ToolGateRefusal | undefined) | undefined;
+  /**
+   * Keep only the last this many calls in the journal, dropping the oldest
+   * first: for a host that lives long (a duplicate call id is then checked
+   * among the kept calls only). Default: every journaled call.
+   */
+  maxJournal?: number | undefined;
+  /** A handler's thrown message reaches the guest cut to this many characters. Default half of `maxToolPayloadBytes`. */
+  maxMessageChars?: number | undefined;
+  /**
+   * How the denial of a `needsApproval` call ends when no `approveToolCall`
+   * hook is configured: the text after `it needs approval (needsApproval) and `.
+   * Default: `no approveToolCall hook is configured; the host must pass approveToolCall to createSandbox() or execute()`.
+   */
+  noApproverHint?: string | undefined;
 }
 
 /** What one execution's tool calls used. */
@@ -130,8 +162,12 @@ export interface ToolRunner {
   journal(): ToolCallRecord[];
   /** Calls and bytes so far. */
   usage(): ToolUsage;
-  /** Abort every pending call's `abortSignal` with `reason`; they reject (`aborted`) now and their late answers are dropped. */
-  abortAll(reason?: unknown): void;
+  /**
+   * Abort every pending call's `abortSignal` with `reason`; they reject
+   * (`aborted`) now and their late answers are dropped. Their message ends
+   * with `why`, by default `reason`'s message or `the execution ended`.
+   */
+  abortAll(reason?: unknown, why?: string): void;
   /** Abort what is pending and refuse every later call (`refused`). Idempotent. */
   close(): void;
   /** {@link close}. */
@@ -196,10 +232,14 @@ const MAX_TOOL_NAME = 128;
  * Throws `SANDBOX_INVALID_OPTIONS` naming the option when an option is wrong.
  */
 export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
-  const { tools, limits, approvers, measure, clock, parentContext, signal } = checkOptions(options);
+  const { tools, limits, approvers, measure, clock, parentContext, signal, gate, maxJournal } =
+    checkOptions(options);
   const maxBytes = limits.maxToolPayloadBytes;
-  // A handler's message is passed through, but no longer than a payload may be.
-  const maxMessageChars = Math.floor(maxBytes / 2);
+  // A handler's message is passed through, by default no longer than a payload may be.
+  const maxMessageChars = options.maxMessageChars ?? Math.floor(maxBytes / 2);
+  const noApproverHint =
+    options.noApproverHint ??
+    "no approveToolCall hook is configured; the host must pass approveToolCall to createSandbox() or execute()";
   const records: Array<{ record: MutableRecord; startedAt: number }> = [];
   const ids = new Set<string>();
   const pending = new Set<Entry>();
@@ -323,7 +363,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         entry,
         "denied",
         undefined,
-        `tool ${name} was denied: it needs approval (needsApproval) and no approveToolCall hook is configured; the host must pass approveToolCall to createSandbox() or execute()`,
+        `tool ${name} was denied: it needs approval (needsApproval) and ${noApproverHint}`,
       );
       return;
     }
@@ -413,8 +453,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     settle(entry, "ok", output);
   };
 
-  const abortAll = (reason?: unknown): void => {
-    const why = reason === undefined ? "the execution ended" : (textOf(reason) ?? "the execution ended");
+  const abortAll = (reason?: unknown, why = textOf(reason) ?? "the execution ended"): void => {
     for (const entry of [...pending]) {
       entry.controller.abort(reason);
       settle(entry, "aborted", undefined, `tool ${entry.tool} was aborted: ${why}`);
@@ -435,6 +474,18 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
 
   if (signal?.aborted) closed = true;
   else signal?.addEventListener("abort", onAbort, { once: true });
+
+  const gateSafely = (name: string): ToolGateRefusal | undefined => {
+    if (gate === undefined) return undefined;
+    try {
+      const answer = gate(name);
+      if (answer === undefined) return undefined;
+      const status = answer.status === "denied" ? "denied" : "refused";
+      return { status, message: String(answer.message) };
+    } catch {
+      return { status: "refused", message: `tool ${name} was refused: its gate failed` };
+    }
+  };
 
   const start = (
     name: string,
@@ -476,14 +527,18 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         : measureSafely(input);
     if (record !== undefined) {
       records.push({ record, startedAt });
+      if (records.length > maxJournal) ids.delete((records.shift() as { record: MutableRecord }).record.id);
       if (size?.ok && size.bytes <= maxBytes) record.input = input;
     }
+    const refusal = closed || calls > limits.maxToolCalls ? undefined : gateSafely(shownName);
 
     if (closed) {
       settle(entry, "refused", undefined, `tool ${shownName} was refused: the execution has ended`);
     } else if (calls > limits.maxToolCalls) {
       const why = `an execution may make ${limits.maxToolCalls} tool calls (maxToolCalls)`;
       settle(entry, "limit", undefined, `tool ${shownName} was refused: ${why}`);
+    } else if (refusal !== undefined) {
+      settle(entry, refusal.status, undefined, refusal.message);
     } else if (tool === undefined) {
       settle(entry, "refused", undefined, `there is no tool named ${JSON.stringify(shownName)}`);
     } else if (duplicate) {
@@ -532,6 +587,8 @@ interface CheckedOptions {
   clock: Clock;
   parentContext: Context | undefined;
   signal: AbortSignal | undefined;
+  gate: ((tool: string) => ToolGateRefusal | undefined) | undefined;
+  maxJournal: number;
 }
 
 function checkOptions(options: ToolRunnerOptions): CheckedOptions {
@@ -552,7 +609,8 @@ function checkOptions(options: ToolRunnerOptions): CheckedOptions {
   }
   const tools = isNormalisedToolSet(options.tools) ? options.tools : normaliseTools(options.tools, "options");
   const limits = resolveToolLimits(options, "options");
-  const { approveToolCall, measure, clock, signal, parentContext } = options;
+  const { approveToolCall, measure, clock, signal, parentContext, gate, maxJournal, maxMessageChars } =
+    options;
   const approvers: ApproveToolCall[] = [];
   if (typeof approveToolCall === "function") approvers.push(approveToolCall);
   else if (Array.isArray(approveToolCall)) {
@@ -570,6 +628,16 @@ function checkOptions(options: ToolRunnerOptions): CheckedOptions {
   if (parentContext !== undefined && (typeof parentContext !== "object" || parentContext === null)) {
     fail("parentContext", "must be an OpenTelemetry Context");
   }
+  if (gate !== undefined && typeof gate !== "function")
+    fail("gate", "must be a function (tool) => refusal or undefined");
+  const count = (field: string, value: unknown, least: number): void => {
+    if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) >= least))
+      fail(field, `must be an integer of at least ${least}, got ${String(value)}`);
+  };
+  count("maxJournal", maxJournal, 0);
+  count("maxMessageChars", maxMessageChars, 2);
+  if (options.noApproverHint !== undefined && typeof options.noApproverHint !== "string")
+    fail("noApproverHint", "must be a string");
   const limit = limits.maxToolPayloadBytes;
   return {
     tools,
@@ -579,6 +647,8 @@ function checkOptions(options: ToolRunnerOptions): CheckedOptions {
     clock: clock ?? (() => performance.now()),
     parentContext,
     signal,
+    gate,
+    maxJournal: maxJournal ?? Number.POSITIVE_INFINITY,
   };
 }
 

@@ -32,6 +32,7 @@ const PLUGIN = `
   }
   export function unnamed() { const e = new Error("m"); e.name = ""; throw e; }
   export async function ask() { return tools.ask({ q: 1 }); }
+  export async function askSure() { return tools.ask({ sure: true }); }
 `;
 
 async function start(
@@ -111,14 +112,14 @@ describe("what a plugin sees", () => {
     ]);
   });
 
-  it("runs a tool whose needsApproval is true without asking: policy.tools is the plugin host's only gate", async () => {
+  it("denies a tool whose needsApproval asks for approval: the plugin host has no one to ask", async () => {
     let executed = 0;
     const sandbox = await start({
       policy: { tools: ["ask"] },
       tools: {
         ask: {
           inputSchema: { type: "object" },
-          needsApproval: true,
+          needsApproval: (input: { sure?: boolean }) => input.sure !== true,
           execute: () => {
             executed++;
             return "yes";
@@ -126,6 +127,13 @@ describe("what a plugin sees", () => {
         },
       } as never,
     });
-    expect({ value: await sandbox.call("ask"), executed }).toEqual({ value: "yes", executed: 1 });
+    const message =
+      "tool ask was denied: it needs approval (needsApproval) and the plugin host cannot ask for approval; give the plugin a tool without needsApproval";
+    await expect(sandbox.call("ask")).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
+    expect({ value: await sandbox.call("askSure"), executed }).toEqual({ value: "yes", executed: 1 });
+    expect(sandbox.calls().map(({ status, error }) => ({ status, error }))).toEqual([
+      { status: "denied", error: { name: "ToolError", tool: "ask", message } },
+      { status: "ok", error: undefined },
+    ]);
   });
 });

@@ -1,25 +1,14 @@
-import { performance } from "node:perf_hooks";
 import type { PermissionChecker } from "@suaveplan/api-sandbox-permissions";
 import { isSuaveplanError, withoutErrorCode } from "@suaveplan/sandbox-core/error-codes";
-import {
-  recordToolCall,
-  recordToolCallDuration,
-  type ToolCallOutcome,
-  UNKNOWN_TOOL_ATTRIBUTE,
-} from "@suaveplan/sandbox-core/telemetry";
 import type { ToolCrossingError } from "@suaveplan/sandbox-kernel";
 import {
-  describeIssues,
-  type NormalisedTool,
+  createToolRunner,
   type NormalisedToolSet,
   normaliseTools,
   ToolCallError,
   type ToolCallRecord,
-  type ToolCallStatus,
-  type ToolExecutionOptions,
   type ToolSet,
 } from "@suaveplan/sandbox-tools";
-import { z } from "zod";
 import { SAND_VM_CODES, VmSandboxError } from "../errors/sand-vm-codes.js";
 
 /** Options of {@link createVmToolHost}. */
@@ -38,7 +27,8 @@ export interface VmToolHost {
   /**
    * Run one guest call: the permission policy first (`policy.tools`; a denial is journaled as
    * `denied`, counted on `plugin.permission_denied_total{capability="tool"}` and never reaches
-   * validation or the handler), then `inputSchema`, the handler, `outputSchema`. Resolves the
+   * validation or the handler), then `inputSchema`, `needsApproval` (a call that needs approval
+   * is denied: the plugin host has no approval hook), the handler, `outputSchema`. Resolves the
    * output; rejects only with a {@link ToolCrossingError}.
    */
   call(name: unknown, input: unknown): Promise<unknown>;
@@ -52,16 +42,8 @@ export interface VmToolHost {
 export const JOURNAL_SIZE = 1_000;
 /** A handler's message is passed through to the guest, cut to this many characters. */
 const MAX_MESSAGE_CHARS = 2_000;
-interface MutableRecord {
-  id: string;
-  tool: string;
-  input: unknown;
-  output?: unknown;
-  error?: { name: "ToolError"; tool: string; message: string };
-  ok: boolean;
-  status: ToolCallStatus;
-  durationMs: number;
-}
+/** No per-call limits: the facade's maxToolCalls/maxConcurrentToolCalls/maxToolPayloadBytes do not apply here. */
+const UNLIMITED = Number.MAX_SAFE_INTEGER;
 
 /**
  * The tools checked by sandbox-tools' `normaliseTools` (the facade's check: the same fields and
@@ -85,18 +67,6 @@ function compileTools(tools: unknown): NormalisedToolSet {
   }
 }
 
-/** The message of a thrown value (a string itself, or an object's string `message`); never its stack. */
-function textOf(error: unknown): string | undefined {
-  if (typeof error === "string") return error;
-  if (typeof error !== "object" || error === null) return undefined;
-  try {
-    const { message } = error as { message?: unknown };
-    return typeof message === "string" ? message : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A failed tool call as it crosses into the guest: only `name`, `tool`, `message` (and `code` for a sandbox refusal). */
 export function toolCrossingError(error: unknown, tool: string): ToolCrossingError {
   if (error instanceof ToolCallError) return { name: "ToolError", tool: error.tool, message: error.message };
@@ -105,163 +75,74 @@ export function toolCrossingError(error: unknown, tool: string): ToolCrossingErr
 }
 
 /**
- * Build the host end of the plugin's tools. Throws `SAND_VM_INVALID_OPTIONS` naming
- * `options.tools.<name>…` when a tool is malformed.
+ * Build the host end of the plugin's tools: sandbox-tools' runner (the facade's, in the same
+ * order and wording) with the plugin's policy as its gate, no per-call limits, a journal of the
+ * last {@link JOURNAL_SIZE} calls, and disposal worded for a sandbox. Throws
+ * `SAND_VM_INVALID_OPTIONS` naming `options.tools.<name>…` when a tool is malformed.
  */
 export function createVmToolHost(options: VmToolHostOptions): VmToolHost {
   const { checker } = options;
-  const tools = compileTools(options.tools);
-  const { names } = tools;
-  const journal: Array<{ record: MutableRecord; startedAt: number }> = [];
-  const pending = new Map<MutableRecord, { controller: AbortController; startedAt: number }>();
-  let seq = 0;
   let disposed = false;
-
-  const finish = (
-    record: MutableRecord,
-    startedAt: number,
-    status: ToolCallOutcome,
-    value: unknown,
-  ): void => {
-    record.status = status;
-    record.ok = status === "ok";
-    record.durationMs = performance.now() - startedAt;
-    if (status === "ok") record.output = value;
-    else record.error = { name: "ToolError", tool: record.tool, message: String(value) };
-    const metricTool = tools.get(record.tool) !== undefined ? record.tool : UNKNOWN_TOOL_ATTRIBUTE;
-    recordToolCall(metricTool, status);
-    recordToolCallDuration(metricTool, status, record.durationMs);
-  };
-
-  const run = async (
-    record: MutableRecord,
-    tool: NormalisedTool,
-    controller: AbortController,
-    startedAt: number,
-  ): Promise<unknown> => {
-    const name = record.tool;
-    const fail = (status: Exclude<ToolCallOutcome, "ok">, message: string): never => {
-      if (record.status === "pending") finish(record, startedAt, status, message);
-      throw new ToolCallError(name, status, record.error?.message ?? message);
-    };
-    let parsed: z.ZodSafeParseResult<unknown>;
-    try {
-      parsed = await z.safeParseAsync(tool.inputSchema.validator, record.input);
-    } catch (error) {
-      return fail(
-        "invalid",
-        `tool ${name} could not check its input: ${textOf(error) ?? "the schema threw"}`,
-      );
-    }
-    if (!parsed.success)
-      return fail(
-        "invalid",
-        `tool ${name} got an invalid input: ${describeIssues(parsed.error.issues, "input")}`,
-      );
-    if (record.status !== "pending") return fail("aborted", "");
-    let output: unknown;
-    try {
-      const execution: ToolExecutionOptions = Object.freeze({
-        abortSignal: controller.signal,
-        toolCallId: record.id,
-        messages: Object.freeze([]) as unknown as unknown[],
-        context: undefined,
-      });
-      output = await Reflect.apply(tool.execute, undefined, [parsed.data, execution]);
-    } catch (error) {
-      const text = textOf(error) || `tool ${name} failed`;
-      return fail(
-        "error",
-        text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text,
-      );
-    }
-    if (record.status !== "pending") return fail("aborted", "");
-    if (tool.outputSchema !== undefined) {
-      let checked: z.ZodSafeParseResult<unknown>;
-      try {
-        checked = await z.safeParseAsync(tool.outputSchema.validator, output);
-      } catch (error) {
-        return fail(
-          "invalid-output",
-          `tool ${name} could not check its output: ${textOf(error) ?? "the schema threw"}`,
-        );
-      }
-      if (!checked.success) {
-        return fail(
-          "invalid-output",
-          `tool ${name} returned an invalid output: ${describeIssues(checked.error.issues, "output")}`,
-        );
-      }
-      output = checked.data;
-    }
-    if (record.status !== "pending") return fail("aborted", "");
-    finish(record, startedAt, "ok", output);
-    return output;
-  };
+  let inFlight = 0;
+  let seq = 0;
+  const runner = createToolRunner({
+    tools: compileTools(options.tools),
+    maxToolCalls: UNLIMITED,
+    maxConcurrentToolCalls: UNLIMITED,
+    maxToolPayloadBytes: UNLIMITED,
+    // What crosses is bounded by the plugin's copy limit, checked as it is copied.
+    measure: () => 0,
+    maxJournal: JOURNAL_SIZE,
+    maxMessageChars: MAX_MESSAGE_CHARS,
+    noApproverHint: "the plugin host cannot ask for approval; give the plugin a tool without needsApproval",
+    gate: (tool) => {
+      if (disposed)
+        return { status: "refused", message: `tool ${tool} was refused: the sandbox is disposed` };
+      const decision = checker.checkTool(tool);
+      if (decision.allowed) return undefined;
+      return {
+        status: "denied",
+        message: `tool ${tool} was denied by the sandbox policy (${decision.reason}); list it in policy.tools to allow it`,
+      };
+    },
+  });
+  // A denial or a refusal after disposal carries its code into the guest.
+  const codeOf = (error: ToolCallError): string | undefined =>
+    error.status === "denied"
+      ? "PERMISSION_DENIED"
+      : error.status === "refused" && disposed
+        ? SAND_VM_CODES.DISPOSED
+        : undefined;
 
   return {
-    names,
+    names: runner.names,
     get inFlight() {
-      return pending.size;
+      return inFlight;
     },
     call(name, input) {
-      const tool = typeof name === "string" ? name.slice(0, 128) : String(name).slice(0, 128);
-      const record: MutableRecord = {
-        id: `call_${++seq}`,
-        tool,
-        input,
-        ok: false,
-        status: "pending",
-        durationMs: 0,
-      };
-      const startedAt = performance.now();
-      journal.push({ record, startedAt });
-      if (journal.length > JOURNAL_SIZE) journal.shift();
-      if (disposed) {
-        const message = `tool ${tool} was refused: the sandbox is disposed`;
-        finish(record, startedAt, "refused", message);
-        return Promise.reject({ code: SAND_VM_CODES.DISPOSED, name: "ToolError", tool, message });
-      }
-      const decision = checker.checkTool(tool);
-      if (!decision.allowed) {
-        const message = `tool ${tool} was denied by the sandbox policy (${decision.reason}); list it in policy.tools to allow it`;
-        finish(record, startedAt, "denied", message);
-        return Promise.reject({ code: "PERMISSION_DENIED", name: "ToolError", tool, message });
-      }
-      const compiled = tools.get(tool);
-      if (compiled === undefined) {
-        const message = `there is no tool named ${JSON.stringify(tool)}`;
-        finish(record, startedAt, "refused", message);
-        return Promise.reject(toolCrossingError(new ToolCallError(tool, "refused", message), tool));
-      }
-      const controller = new AbortController();
-      pending.set(record, { controller, startedAt });
-      return run(record, compiled, controller, startedAt).then(
+      const tool = String(name).slice(0, 128);
+      inFlight++;
+      return runner.call(name as string, input, `call_${++seq}`).then(
         (output) => {
-          pending.delete(record);
+          inFlight--;
           return output;
         },
         (error: unknown) => {
-          pending.delete(record);
-          throw toolCrossingError(error, tool);
+          inFlight--;
+          const crossing = toolCrossingError(error, tool);
+          const code = error instanceof ToolCallError ? codeOf(error) : undefined;
+          throw code === undefined ? crossing : { code, ...crossing };
         },
       );
     },
-    calls() {
-      const now = performance.now();
-      return journal.map(({ record, startedAt }) =>
-        record.status === "pending" ? { ...record, durationMs: now - startedAt } : { ...record },
-      );
-    },
+    calls: () => runner.journal(),
     dispose() {
       if (disposed) return;
       disposed = true;
-      const reason = new VmSandboxError(SAND_VM_CODES.DISPOSED, "the sandbox was disposed");
-      for (const [record, { controller, startedAt }] of [...pending]) {
-        finish(record, startedAt, "aborted", `tool ${record.tool} was aborted: the sandbox was disposed`);
-        controller.abort(reason);
-      }
-      pending.clear();
+      runner.abortAll(
+        new VmSandboxError(SAND_VM_CODES.DISPOSED, "the sandbox was disposed"),
+        "the sandbox was disposed",
+      );
     },
   };
 }
