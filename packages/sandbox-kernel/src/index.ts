@@ -4,6 +4,7 @@
 export { createHostCodec, installCodec } from "./codec/install-codec.js";
 export { createKernel, type Kernel, type KernelPart } from "./create-kernel.js";
 export type {
+  CallerPosition,
   ErrorRecord,
   KernelBridge,
   KernelConfig,

@@ -43,6 +43,13 @@ export interface ErrorRecord {
 /** Primitive-only bridge to the host driver. Never throws (the kernel still guards every call). */
 export type KernelBridge = (op: string, a?: unknown, b?: unknown, c?: unknown) => unknown;
 
+/** A position in guest code, as {@link KernelKit.callerPosition} finds it (V8's raw values). */
+export interface CallerPosition {
+  readonly file: unknown;
+  readonly line: unknown;
+  readonly column: unknown;
+}
+
 /** Static configuration handed to the kernel as JSON at boot. */
 export interface KernelConfig {
   /** File name guest code is compiled under (`sandbox.js`). */
@@ -51,6 +58,11 @@ export interface KernelConfig {
   moduleFilenamePrefix: string;
   /** Characters a realm puts before a source module's text on line 1 (subtracted from columns there). */
   moduleWrapperLength: number;
+  /**
+   * Stack frames as the plugin host writes them: no `async `/`new ` prefix, and an error whose
+   * name is empty headed by its message alone. Default `false` (the engines' style).
+   */
+  plainFrames?: boolean;
   /** Pending timers allowed at once. */
   maxTimers: number;
   /** Timers allowed to be created in total. */
@@ -104,6 +116,13 @@ export interface KernelKit {
    * must capture its stack again.
    */
   stacksAtConstruction: boolean;
+  /**
+   * Where the function that called `callee` is in guest code: the file, line and column V8
+   * reports for the call (`null` when there is none, or on an engine without
+   * `Error.captureStackTrace`). The plugin host reads its source there to tell `eval(…)` from an
+   * indirect call.
+   */
+  callerPosition(callee: (...args: never[]) => unknown): CallerPosition | null;
 
   // ---- the rest, added by the remaining parts ---------------------------
   /** Define a global of the guest realm (non-enumerable, writable, configurable). */

@@ -219,7 +219,10 @@ async function main(): Promise<void> {
   }).runInContext(context);
   const config = JSON.stringify({
     capabilities: init.capabilities,
-    pluginUrlPrefix: PLUGIN_URL_PREFIX,
+    guestFilename: PLUGIN_URL_PREFIX,
+    moduleFilenamePrefix: PLUGIN_URL_PREFIX,
+    moduleWrapperLength: 0,
+    plainFrames: true,
     tools: init.tools,
     maxPayloadBytes: Math.floor(init.memoryLimitBytes / 2),
   });

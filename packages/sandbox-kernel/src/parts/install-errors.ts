@@ -1,4 +1,4 @@
-import type { ErrorRecord, KernelKit } from "../kit.js";
+import type { CallerPosition, ErrorRecord, KernelKit } from "../kit.js";
 
 /**
  * GUEST REALM. Stack traces that show guest frames only, and the one way the
@@ -57,6 +57,7 @@ export function installErrors(kit: KernelKit): void {
   const isGuestFile = (file: string | undefined): boolean =>
     file !== undefined && (file === guestFile || (apply(startsWith, file, [modulePrefix]) as boolean));
 
+  const plainFrames = kit.config.plainFrames === true;
   const header = (error: unknown): string => {
     let name: unknown;
     let message: unknown;
@@ -66,8 +67,11 @@ export function installErrors(kit: KernelKit): void {
     } catch {
       return "Error";
     }
+    const text = typeof message === "string" ? message : "";
+    // The plugin host's style: an error named "" is headed by its message alone.
+    if (plainFrames && name === "") return text;
     const label = typeof name === "string" && name !== "" ? name : "Error";
-    return typeof message === "string" && message !== "" ? `${label}: ${message}` : label;
+    return text !== "" ? `${label}: ${text}` : label;
   };
 
   /** Undo the async wrapper's shift (see `WrapShift` in sandbox-core) so positions name the original code. */
@@ -102,14 +106,28 @@ export function installErrors(kit: KernelKit): void {
     if (fnName === "eval" && callOf(frame, "isEval") === true) fnName = "";
     // QuickJS names a script's top level "<eval>" (no identifier can be spelled so); V8 names it nothing.
     if (fnName === "<eval>") fnName = "";
-    const prefix = `${callOf(frame, "isAsync") === true ? "async " : ""}${callOf(frame, "isConstructor") === true ? "new " : ""}`;
+    const prefix = plainFrames
+      ? ""
+      : `${callOf(frame, "isAsync") === true ? "async " : ""}${callOf(frame, "isConstructor") === true ? "new " : ""}`;
     return typeof fnName === "string" && fnName !== ""
       ? `${prefix}${fnName} (${where})`
       : `${prefix}${where}`;
   };
 
   let formatted = 0;
-  const prepareStackTrace = (error: unknown, frames: unknown): string => {
+  // While set, the formatter answers with the top frame's raw position (see callerPosition).
+  let probing = false;
+  const prepareStackTrace = (error: unknown, frames: unknown): unknown => {
+    if (probing) {
+      probing = false;
+      const top = (frames as unknown[])[0];
+      if (top === undefined) return null;
+      const position = Object.create(null) as Record<string, unknown>;
+      position.file = callOf(top, "getFileName");
+      position.line = callOf(top, "getLineNumber");
+      position.column = callOf(top, "getColumnNumber");
+      return position;
+    }
     formatted++;
     let text = header(error);
     const list = frames as unknown[];
@@ -146,6 +164,21 @@ export function installErrors(kit: KernelKit): void {
   // Reflect.construct: a bundler drops a bare `new Error()` whose value is unused.
   Reflect.construct(ErrorCtor, []);
   kit.stacksAtConstruction = formatted !== before;
+
+  const captureStackTrace = (ErrorCtor as { captureStackTrace?: (target: object, callee: unknown) => void })
+    .captureStackTrace;
+  kit.callerPosition = (callee) => {
+    if (typeof captureStackTrace !== "function") return null;
+    const holder = Object.create(null) as { stack?: unknown };
+    probing = true;
+    try {
+      apply(captureStackTrace, ErrorCtor, [holder, callee]);
+      const position = holder.stack;
+      return typeof position === "object" ? (position as CallerPosition | null) : null;
+    } finally {
+      probing = false;
+    }
+  };
 
   // V8's accessor for `stack` (own on each error from Node 22's V8, on the prototype in some
   // builds); looked up on first use, so installing the kernel formats no stack.

@@ -13,75 +13,14 @@ import type { GuestKit } from "./guest-kit.js";
  * `(async function () {}).constructor(…)`, `Reflect.apply(eval, …)`). It is read from the
  * caller's source text at the position V8 reports for the call.
  *
- * Also installs `Error.prepareStackTrace` (before the lockdown freezes `Error`) so every stack
- * string a plugin can read lists plugin frames only: no host paths, no host frames.
+ * Stacks (plugin frames only: no host paths, no host frames) and the caller's position come
+ * from the kernel's errors part, installed before this one.
  */
 export function installGuestDynamicCode(kit: GuestKit): void {
-  interface Position {
-    file: unknown;
-    line: unknown;
-    column: unknown;
-  }
-  interface CallSite {
-    getFileName(): unknown;
-    getLineNumber(): unknown;
-    getColumnNumber(): unknown;
-    getFunctionName(): unknown;
-  }
   const sources = new Map<string, { text: string; lineStarts: number[] | undefined }>();
-  const prefix = kit.config.pluginUrlPrefix;
-  let probing = false;
 
   kit.registerSource = (identifier, text) => {
     sources.set(identifier, { text, lineStarts: undefined });
-  };
-
-  const header = (error: unknown): string => {
-    try {
-      if (typeof error !== "object" || error === null) return "Error";
-      const { name, message } = error as { name?: unknown; message?: unknown };
-      const n = name === undefined ? "Error" : String(name);
-      const m = message === undefined ? "" : String(message);
-      return n === "" ? m : m === "" ? n : `${n}: ${m}`;
-    } catch {
-      return "Error";
-    }
-  };
-
-  const prepareStackTrace = (error: unknown, callSites: CallSite[]): unknown => {
-    if (probing) {
-      probing = false;
-      const top = callSites[0];
-      return top === undefined
-        ? null
-        : { file: top.getFileName(), line: top.getLineNumber(), column: top.getColumnNumber() };
-    }
-    const lines = [header(error)];
-    for (const site of callSites) {
-      const file = site.getFileName();
-      if (typeof file !== "string" || !file.startsWith(prefix)) continue;
-      const where = `${file}:${String(site.getLineNumber())}:${String(site.getColumnNumber())}`;
-      const fn = site.getFunctionName();
-      lines.push(typeof fn === "string" && fn !== "" ? `    at ${fn} (${where})` : `    at ${where}`);
-    }
-    return lines.join("\n");
-  };
-  Object.defineProperty(Error, "prepareStackTrace", {
-    value: prepareStackTrace,
-    writable: false,
-    configurable: false,
-  });
-
-  const callerPosition = (callee: (...args: never[]) => unknown): Position | null => {
-    const holder: { stack?: unknown } = {};
-    probing = true;
-    try {
-      Error.captureStackTrace(holder, callee);
-      const position = holder.stack;
-      return typeof position === "object" ? (position as Position | null) : null;
-    } finally {
-      probing = false;
-    }
   };
 
   const offsetOf = (
@@ -104,7 +43,7 @@ export function installGuestDynamicCode(kit: GuestKit): void {
   };
 
   const isPlainCall = (callee: (...args: never[]) => unknown, pattern: RegExp): boolean => {
-    const position = callerPosition(callee);
+    const position = kit.callerPosition(callee);
     if (position === null || typeof position.file !== "string") return false;
     if (typeof position.line !== "number" || typeof position.column !== "number") return false;
     const source = sources.get(position.file);

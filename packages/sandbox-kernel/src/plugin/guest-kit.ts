@@ -1,3 +1,4 @@
+import type { CallerPosition } from "../kit.js";
 import type { GuestHostApi } from "./guest-host-api.js";
 
 /**
@@ -38,8 +39,16 @@ export interface ToolCrossingError {
 export interface GuestConfig {
   /** Capability globals to install: `"fs"`, `"fetch"`. */
   capabilities: string[];
-  /** Identifier prefix of plugin modules (`sandbox:/plugin/`); stack frames elsewhere are hidden. */
-  pluginUrlPrefix: string;
+  /**
+   * What the kernel's errors part reads (`installErrors`): `moduleFilenamePrefix` is the
+   * identifier prefix of plugin modules (`sandbox:/plugin/`), the only frames stacks show;
+   * `guestFilename` is the same prefix (the plugin has no main script); `moduleWrapperLength` is 0;
+   * `plainFrames` is `true` (no `async `/`new ` prefixes; an error named "" is headed by its message).
+   */
+  guestFilename: string;
+  moduleFilenamePrefix: string;
+  moduleWrapperLength: number;
+  plainFrames: boolean;
   /** Host tool names: members of the frozen `tools` global (installed when non-empty). */
   tools: string[];
   /**
@@ -70,6 +79,8 @@ export interface GuestKit {
   // guest-text
   utf8Encode(text: string): Uint8Array;
   utf8Decode(bytes: Uint8Array): string;
+  // the kernel's errors part
+  callerPosition(callee: (...args: never[]) => unknown): CallerPosition | null;
   // guest-dynamic-code
   registerSource(identifier: string, source: string): void;
   /** Globals to install on the frozen global object, by name. */

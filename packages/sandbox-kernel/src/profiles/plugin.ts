@@ -1,4 +1,5 @@
 import type { KernelPart } from "../create-kernel.js";
+import { installErrors } from "../parts/install-errors.js";
 import { installGuestCapabilities } from "../plugin/guest-capabilities.js";
 import { installGuestCodec } from "../plugin/guest-codec.js";
 import { installGuestCryptoAndConsole } from "../plugin/guest-crypto-console.js";
@@ -20,6 +21,7 @@ import { installGuestUrl } from "../plugin/guest-url.js";
 export const PLUGIN_PARTS: readonly KernelPart[] = Object.freeze([
   installGuestKit,
   installGuestErrors,
+  installErrors,
   installGuestCodec,
   installGuestText,
   installGuestUrl,
