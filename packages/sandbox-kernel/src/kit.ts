@@ -98,8 +98,13 @@ export interface KernelKit {
   // ---- inspect (src/parts/install-inspect.ts; realm-neutral) -----------
   /** `util.inspect(value)` with Node's defaults (depth 2, no colours), as close as the table in its test. */
   inspect(value: unknown): string;
-  /** `util.format(...args)`: `%s %d %i %f %j %o %O %c %%`, then the rest inspected and joined by spaces. */
-  format(args: readonly unknown[]): string;
+  /**
+   * `util.format(...args)`: `%s %d %i %f %j %o %O %c %%`, then the rest inspected (to `depth`,
+   * default 2) and joined by spaces. Past about `maxChars` characters (default no bound) objects
+   * and arrays stop listing entries (`... n more`) and a string is cut with `…`, so the text stays
+   * near `maxChars` whatever the arguments hold.
+   */
+  format(args: readonly unknown[], depth?: number, maxChars?: number): string;
 
   // ---- errors (src/parts/install-errors.ts) ----------------------------
   /** Describe a thrown or rejected guest value; never throws. */

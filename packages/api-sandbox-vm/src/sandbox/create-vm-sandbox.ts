@@ -1,5 +1,5 @@
 import { dirname } from "node:path";
-import { formatWithOptions, inspect } from "node:util";
+import { formatWithOptions } from "node:util";
 import { Worker } from "node:worker_threads";
 import { PermissionChecker, type PermissionCode, PermissionError } from "@suaveplan/api-sandbox-permissions";
 import type { LogLevel } from "@suaveplan/sandbox-core/types";
@@ -572,18 +572,9 @@ class VmSandbox implements VmSandboxHandle {
     this.#updateRef();
   }
 
-  #onLog(level: string, payload: string): void {
-    const onLog = this.#options.onLog;
-    if (onLog === undefined) return;
-    let args: unknown;
-    try {
-      args = decodeGuestValue(payload);
-    } catch {
-      return;
-    }
-    const values = Array.isArray(args) ? args : [args];
-    const message = formatLog(values);
-    onLog({ level: (LOG_LEVELS.has(level) ? level : "log") as LogLevel, message });
+  #onLog(level: string, text: string): void {
+    // The line was formatted in the guest (the kernel's inspect) and cut to the copy limit there.
+    this.#options.onLog?.({ level: (LOG_LEVELS.has(level) ? level : "log") as LogLevel, message: text });
   }
 }
 
@@ -631,26 +622,4 @@ export async function createVmSandbox(options: VmSandboxOptions): Promise<VmSand
     throw error;
   }
   return sandbox;
-}
-
-const LOG_FORMAT = { colors: false, depth: 4 } as const;
-
-/**
- * One log line from the plugin's console arguments, as node's `util.format`
- * writes it. Copied values can fail that formatter's conversions (`%d` of an
- * object whose `toString` and `valueOf` were guest functions throws); then
- * every object is inspected first, so `%d` reads its text (`NaN`, as a realm
- * would print it) and the line is still logged.
- */
-function formatLog(values: readonly unknown[]): string {
-  try {
-    return formatWithOptions(LOG_FORMAT, ...values);
-  } catch {
-    const safe = values.map((value) =>
-      (typeof value === "object" && value !== null) || typeof value === "function"
-        ? inspect(value, LOG_FORMAT)
-        : value,
-    );
-    return formatWithOptions(LOG_FORMAT, ...safe);
-  }
 }

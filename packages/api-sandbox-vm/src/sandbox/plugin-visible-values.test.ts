@@ -55,16 +55,16 @@ async function thrown(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe("what a plugin sees", () => {
-  it("console lines are formatted on the host from copies: getters ran, class names and holes are gone, depth 4", async () => {
+  it("console lines are formatted in the plugin as Node formats them, objects to depth 4", async () => {
     const logs: unknown[] = [];
     const sandbox = await start({ onLog: (entry) => logs.push(entry) });
     await sandbox.call("talk");
     expect(logs.map((entry) => (entry as { message: string }).message)).toEqual([
-      "[Function named]",
+      "[Function: named]",
       "{\n  a: {\n    b: { c: { d: { e: 1 } } }\n  }\n}",
-      "{ x: 1, y: undefined }",
-      "{ x: 1 }",
-      "[ 1, undefined, 3 ]",
+      "{ x: [Getter], y: [Setter] }",
+      "Point { x: 1 }",
+      "[ 1, <1 empty item>, 3 ]",
       "Map(1) { 1 => { a: [ 1, 2 ] } } Set(1) { 1 }",
       "Symbol(s) 10n -0 null undefined",
     ]);

@@ -1,4 +1,4 @@
-import { format, inspect } from "node:util";
+import { format, formatWithOptions, inspect } from "node:util";
 import * as vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { partExpression } from "../../test/support/part-script.js";
@@ -581,6 +581,48 @@ for (const realm of [hostRealm(), contextRealm()]) {
     });
   });
 }
+
+describe("format's depth and character budget", () => {
+  const { context } = installInContext();
+  const formatIn = (source: string, depth?: number, maxChars?: number): string =>
+    vm.runInContext(`kit.format((${source}), ${depth}, ${maxChars})`, context) as string;
+
+  it("inspects %O and the trailing values to the depth given, as Node's formatWithOptions", () => {
+    const source = '["%O", { a: { b: { c: { d: { e: 1 } } } } }, { a: { b: { c: { d: 1 } } } }]';
+    const values = vm.runInThisContext(`(${source})`) as unknown[];
+    expect(formatIn(source, 4)).toBe(formatWithOptions({ depth: 4 }, ...values));
+    expect(formatIn(source)).toBe(format(...values));
+  });
+
+  it("leaves a line under the budget as it is", () => {
+    const source = '["a %s", "b", { n: [1, 2, 3] }, "c"]';
+    expect(formatIn(source, 2, 1000)).toBe(nodeFormat(source));
+  });
+
+  it("stops listing a flat object's properties past the budget", () => {
+    const text = formatIn(
+      "[Object.fromEntries(Array.from({ length: 1e5 }, (_, i) => ['k' + i, i]))]",
+      2,
+      1000,
+    );
+    expect(text.length).toBeLessThan(1500);
+    expect(text).toMatch(/^\{\n {2}k0: 0,\n {2}k1: 1,\n[\s\S]*\.\.\. \d+ more properties\n\}$/);
+  });
+
+  it("stops nested objects and arrays too: the line stays near the budget whatever the arguments hold", () => {
+    const wide =
+      "Array.from({ length: 100 }, () => Array.from({ length: 100 }, () => ({ s: 'x'.repeat(100) })))";
+    const text = formatIn(`[${wide}, ${wide}]`, 4, 5000);
+    expect(text.length).toBeLessThan(30_000);
+    expect(text).toContain("more items");
+  });
+
+  it("cuts a string argument past the budget without joining it in full", () => {
+    expect(formatIn('["big:", "x".repeat(1e6)]', 2, 20)).toBe(`big: ${"x".repeat(15)}…`);
+    expect(formatIn('["x".repeat(1e6)]', 2, 5)).toBe("xxxxx…");
+    expect(formatIn('["%s!", "x".repeat(10)]', 2, 1000)).toBe(`${"x".repeat(10)}!`);
+  });
+});
 
 describe("guest tampering after install", () => {
   const VALUES = [

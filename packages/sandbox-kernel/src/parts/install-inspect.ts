@@ -82,8 +82,8 @@ export function installInspect(kit: KernelKit): void {
     built ??= build();
     return built.inspect(value);
   };
-  kit.format = (args: readonly unknown[]): string => {
+  kit.format = (args: readonly unknown[], depth?: number, maxChars?: number): string => {
     built ??= build();
-    return built.format(args);
+    return built.format(args, depth, maxChars);
   };
 }

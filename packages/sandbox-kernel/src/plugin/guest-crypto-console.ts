@@ -3,7 +3,7 @@ import type { GuestKit } from "./guest-kit.js";
 /**
  * GUEST REALM. The crypto subset (`getRandomValues`, `randomUUID`, `subtle.digest` for SHA-1/256/
  * 384/512) backed by the host's CSPRNG and hashes, and a console whose `log/info/warn/error/debug`
- * are routed to the host's `onLog` (arguments copied leniently: functions become `[Function f]`).
+ * are formatted here, as Node formats them, and routed to the host's `onLog` as text.
  */
 export function installGuestCryptoAndConsole(kit: GuestKit): void {
   const INTEGER_ARRAYS = new Set([
@@ -66,11 +66,21 @@ export function installGuestCryptoAndConsole(kit: GuestKit): void {
     });
   kit.globals.crypto = { getRandomValues, randomUUID, subtle: { digest } };
 
+  // A line is formatted here, on the plugin's own values (the kernel's inspect: Node's
+  // `util.format`, objects to depth 4), and crosses as text no longer than a copy may be. A string
+  // argument that alone passes that bound is not joined at all.
+  const maxChars = Math.floor(kit.config.maxPayloadBytes / 2);
+  const TOO_LARGE = "[larger than the copy limit]";
   const route =
     (level: string) =>
     (...args: unknown[]): void => {
       try {
-        kit.call("log", level, kit.encode(args, true));
+        for (let i = 0; i < args.length; i++) {
+          const arg = args[i];
+          if (typeof arg === "string" && arg.length > maxChars) args[i] = TOO_LARGE;
+        }
+        const text = kit.format(args, 4, maxChars);
+        kit.call("log", level, text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text);
       } catch {
         // Logging never throws into plugin code.
       }

@@ -76,6 +76,8 @@ export interface GuestKit {
   toBase64(bytes: Uint8Array): string;
   fromBase64(text: string): Uint8Array;
   toBytes(value: unknown, what: string): Uint8Array;
+  // the kernel's inspect part
+  format(args: readonly unknown[], depth?: number, maxChars?: number): string;
   // guest-text
   utf8Encode(text: string): Uint8Array;
   utf8Decode(bytes: Uint8Array): string;

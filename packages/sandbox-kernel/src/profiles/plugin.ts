@@ -1,5 +1,6 @@
 import type { KernelPart } from "../create-kernel.js";
 import { installErrors } from "../parts/install-errors.js";
+import { installInspect } from "../parts/install-inspect.js";
 import { installGuestCapabilities } from "../plugin/guest-capabilities.js";
 import { installGuestCodec } from "../plugin/guest-codec.js";
 import { installGuestCryptoAndConsole } from "../plugin/guest-crypto-console.js";
@@ -23,6 +24,7 @@ export const PLUGIN_PARTS: readonly KernelPart[] = Object.freeze([
   installGuestErrors,
   installErrors,
   installGuestCodec,
+  installInspect,
   installGuestText,
   installGuestUrl,
   installGuestCryptoAndConsole,

@@ -158,13 +158,18 @@ export function makeFormat(I: Intrinsics, V: Values, T: Text, F: Formatter) {
   };
 
   // ---- format ------------------------------------------------------------
-  const formatWithOptions = (args: List<unknown>): string => {
+  /**
+   * `util.format` with `%O` and the trailing values inspected to `depth`. Past about `maxChars`
+   * characters objects stop listing entries, and a string that would pass it is cut with `…`:
+   * a bound on the text, not an exact length (the caller cuts the rest).
+   */
+  const formatWithOptions = (args: List<unknown>, depth: number, maxChars: number): string => {
     const first = args[0];
     let a = 0;
     let text = "";
     let separator = "";
     if (typeof first === "string") {
-      if (args.length === 1) return first;
+      if (args.length === 1) return first.length > maxChars ? `${stringSlice(first, 0, maxChars)}…` : first;
       let lastPos = 0;
       let piece = "";
       for (let i = 0; i < first.length - 1; i++) {
@@ -181,10 +186,10 @@ export function makeFormat(I: Intrinsics, V: Values, T: Text, F: Formatter) {
                 try {
                   piece = functionToString(arg);
                 } catch {
-                  piece = inspectWithDepth(arg, 0);
+                  piece = inspectWithDepth(arg, 0, maxChars - text.length);
                 }
               } else if (typeof arg !== "object" || arg === null) piece = StringCtor(arg);
-              else piece = inspectWithDepth(arg, 0);
+              else piece = inspectWithDepth(arg, 0, maxChars - text.length);
               break;
             }
             case 106: // %j
@@ -199,10 +204,10 @@ export function makeFormat(I: Intrinsics, V: Values, T: Text, F: Formatter) {
               break;
             }
             case 79: // %O
-              piece = inspectWithDepth(args[++a], DEFAULT_DEPTH);
+              piece = inspectWithDepth(args[++a], depth, maxChars - text.length);
               break;
             case 111: // %o
-              piece = inspectWithDepth(args[++a], 4);
+              piece = inspectWithDepth(args[++a], 4, maxChars - text.length);
               break;
             case 105: {
               // %i
@@ -244,9 +249,13 @@ export function makeFormat(I: Intrinsics, V: Values, T: Text, F: Formatter) {
       }
     }
     while (a < args.length) {
+      if (text.length > maxChars) return `${text}…`;
       const value = args[a];
       text += separator;
-      text += typeof value !== "string" ? inspectWithDepth(value, DEFAULT_DEPTH) : value;
+      if (typeof value !== "string") text += inspectWithDepth(value, depth, maxChars - text.length);
+      else if (text.length + value.length <= maxChars) text += value;
+      // Sliced from the argument itself, so a huge string is never joined to the line in full.
+      else return `${text}${stringSlice(value, 0, maxChars - text.length)}…`;
       separator = " ";
       a++;
     }
@@ -256,7 +265,7 @@ export function makeFormat(I: Intrinsics, V: Values, T: Text, F: Formatter) {
   return {
     __proto__: null,
     inspect: (value: unknown): string => inspectWithDepth(value, DEFAULT_DEPTH),
-    format: (args: readonly unknown[]): string => {
+    format: (args: readonly unknown[], depth = DEFAULT_DEPTH, maxChars = Infinity): string => {
       try {
         const copy: List<unknown> = newList();
         const length = arrayLengthOf(args);
@@ -264,7 +273,7 @@ export function makeFormat(I: Intrinsics, V: Values, T: Text, F: Formatter) {
           const desc = getOwnDescriptor(args, `${i}`);
           push(copy, desc !== undefined && isDataDesc(desc) ? desc.value : undefined);
         }
-        return formatWithOptions(copy);
+        return formatWithOptions(copy, depth, maxChars);
       } catch {
         return PLACEHOLDER;
       }

@@ -99,9 +99,11 @@ export function makeFormatter(I: Intrinsics, V: Values, T: Text, B: Bases, L: La
   const { reduceToSingleString } = L;
 
   // ---- names -------------------------------------------------------------
-  const newCtx = (depth: number): Ctx => {
+  const newCtx = (depth: number, maxChars: number): Ctx => {
     const ctx = create(null) as Ctx;
     ctx.depth = depth;
+    ctx.written = 0;
+    ctx.maxChars = maxChars;
     ctx.indentationLvl = 0;
     ctx.currentDepth = 0;
     ctx.seen = newList();
@@ -141,7 +143,7 @@ export function makeFormatter(I: Intrinsics, V: Values, T: Text, B: Bases, L: La
     if (recurseTimes > ctx.depth) return `${res} <Complex prototype>`;
     const protoConstructor = getConstructorName(firstProto, ctx, recurseTimes + 1);
     if (protoConstructor === null) {
-      const inner = newCtx(-1);
+      const inner = newCtx(-1, ctx.maxChars);
       inner.seen = ctx.seen;
       inner.indentationLvl = ctx.indentationLvl;
       return `${res} <${formatValue(inner, firstProto, 0)}>`;
@@ -152,6 +154,11 @@ export function makeFormatter(I: Intrinsics, V: Values, T: Text, B: Bases, L: La
   // ---- collections -------------------------------------------------------
   const remainingText = (remaining: number): string =>
     `... ${remaining} more item${remaining > 1 ? "s" : ""}`;
+  /** One entry's text, counted against the character budget. */
+  const counted = (ctx: Ctx, text: string): string => {
+    ctx.written += text.length + 4; // with the separator and indentation a line adds
+    return text;
+  };
 
   const formatProperty = (
     ctx: Ctx,
@@ -228,10 +235,14 @@ export function makeFormatter(I: Intrinsics, V: Values, T: Text, B: Bases, L: La
     const len = mathMin(MAX_ARRAY_LENGTH, valueLength);
     const output: List<string> = newList();
     for (let i = 0; i < len; i++) {
+      if (ctx.written > ctx.maxChars) {
+        push(output, remainingText(valueLength - i));
+        return output;
+      }
       const desc = getOwnDescriptor(value, `${i}`);
       if (desc === undefined)
         return formatSpecialArray(ctx, value, recurseTimes, len, output, i, valueLength);
-      push(output, formatProperty(ctx, recurseTimes, "", desc, kArrayType));
+      push(output, counted(ctx, formatProperty(ctx, recurseTimes, "", desc, kArrayType)));
     }
     if (valueLength - len > 0) push(output, remainingText(valueLength - len));
     return output;
@@ -510,8 +521,13 @@ export function makeFormatter(I: Intrinsics, V: Values, T: Text, B: Bases, L: La
     ctx.currentDepth = recurseTimes;
     const output = formatter(ctx, value, recurseTimes);
     for (let i = 0; i < keys.length; i++) {
+      if (ctx.written > ctx.maxChars) {
+        const more = keys.length - i;
+        push(output, `... ${more} more propert${more > 1 ? "ies" : "y"}`);
+        break;
+      }
       const item = keys[i]!;
-      push(output, formatProperty(ctx, recurseTimes, item.key, item.desc, extrasType));
+      push(output, counted(ctx, formatProperty(ctx, recurseTimes, item.key, item.desc, extrasType)));
     }
     if (ctx.circular !== undefined) {
       const index = mapGet(ctx.circular, value);
@@ -528,9 +544,10 @@ export function makeFormatter(I: Intrinsics, V: Values, T: Text, B: Bases, L: La
     return result;
   };
 
-  const inspectWithDepth = (value: unknown, depth: number): string => {
+  /** `maxChars`: past about this many characters, objects and arrays stop listing entries. */
+  const inspectWithDepth = (value: unknown, depth: number, maxChars = Infinity): string => {
     try {
-      return formatValue(newCtx(depth), value, 0);
+      return formatValue(newCtx(depth, maxChars), value, 0);
     } catch {
       return PLACEHOLDER;
     }

@@ -21,6 +21,10 @@ export interface Ctx {
   seen: List<object>;
   circular: Map<object, number> | undefined;
   budget: List<number>;
+  /** Characters of properties and items written so far, every level counted (an overcount). */
+  written: number;
+  /** Past this many, objects and arrays stop listing entries (`... n more`). */
+  maxChars: number;
 }
 export interface JsonFrame {
   object: object;
