@@ -37,8 +37,9 @@ export type FromWorker =
   | { t: "started" }
   | { t: "ready"; payload: string }
   | { t: "load-failed"; error: WireError }
-  | { t: "load-threw"; payload: string }
-  | { t: "result"; id: number; ok: boolean; payload: string }
+  /** `raised`: the sandbox itself raised the thrown error (its `code` is the sandbox's). */
+  | { t: "load-threw"; raised: boolean; payload: string }
+  | { t: "result"; id: number; ok: boolean; raised: boolean; payload: string }
   /** The call's result was larger than `maxOutputBytes` (`bytes` of codec text × 2) and was not sent. */
   | { t: "result-too-large"; id: number; bytes: number }
   | { t: "cap"; id: number; op: string; payload: string }

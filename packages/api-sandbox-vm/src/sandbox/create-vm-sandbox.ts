@@ -88,7 +88,7 @@ interface PendingCall {
   reject(error: unknown): void;
   timer: NodeJS.Timeout;
   /** The result the worker posted, final once the drain that produced it ended (`drained`). */
-  settled?: { ok: boolean; payload: string } | { tooLarge: number };
+  settled?: { ok: boolean; raised: boolean; payload: string } | { tooLarge: number };
   /** The call's time ran out and the worker was asked whether it is free (`probe`). */
   probing?: boolean;
 }
@@ -259,7 +259,7 @@ class VmSandbox implements VmSandboxHandle {
     }
     let payload: string;
     try {
-      payload = encodeHostValue(args);
+      payload = encodeHostValue(args, "args");
     } catch (error) {
       return Promise.reject(error);
     }
@@ -330,7 +330,7 @@ class VmSandbox implements VmSandboxHandle {
       return;
     }
     try {
-      const value = decodeGuestValue(settled.payload);
+      const value = decodeGuestValue(settled.payload, settled.raised);
       if (settled.ok) call.resolve(value);
       else call.reject(hostErrorFrom(value, `plugin export ${JSON.stringify(call.name)}`));
     } catch (error) {
@@ -498,12 +498,12 @@ class VmSandbox implements VmSandboxHandle {
         );
         return;
       case "load-threw":
-        this.#fail(hostErrorFrom(decodeGuestValue(message.payload), "the plugin module"));
+        this.#fail(hostErrorFrom(decodeGuestValue(message.payload, message.raised), "the plugin module"));
         return;
       case "result": {
         const call = this.#pending.get(message.id);
         if (call === undefined || call.settled !== undefined) return;
-        call.settled = { ok: message.ok, payload: message.payload };
+        call.settled = { ok: message.ok, raised: message.raised, payload: message.payload };
         this.#provisional.push(message.id);
         return;
       }

@@ -53,21 +53,23 @@ function bridge(op: unknown, a: unknown, b: unknown): string | undefined {
   try {
     switch (op) {
       case "result.ok":
-      case "result.error": {
+      case "result.error":
+      case "result.raised": {
         if (typeof a !== "number" || typeof b !== "string") return undefined;
         if (forgotten.delete(a)) return undefined;
         if (init.maxOutputBytes !== null && b.length * 2 > init.maxOutputBytes) {
           post({ t: "result-too-large", id: a, bytes: b.length * 2 });
           return undefined;
         }
-        post({ t: "result", id: a, ok: op === "result.ok", payload: b });
+        post({ t: "result", id: a, ok: op === "result.ok", raised: op === "result.raised", payload: b });
         return undefined;
       }
       case "loaded.ok":
         if (typeof b === "string") post({ t: "ready", payload: b });
         return undefined;
       case "loaded.error":
-        if (typeof b === "string") post({ t: "load-threw", payload: b });
+      case "loaded.raised":
+        if (typeof b === "string") post({ t: "load-threw", raised: op === "loaded.raised", payload: b });
         return undefined;
       case "cap": {
         if (typeof a !== "string" || typeof b !== "string") throw new TypeError("bad capability request");

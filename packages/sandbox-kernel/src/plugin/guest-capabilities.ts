@@ -38,7 +38,7 @@ export function installGuestCapabilities(kit: GuestKit): void {
 
   const request = (op: string, args: unknown[]): Promise<unknown> =>
     new Promise((resolve, reject) => {
-      const id = kit.call("cap", op, kit.encode(args)) as number;
+      const id = kit.call("cap", op, kit.copyOut(args, "args")) as number;
       pending.set(id, { resolve, reject });
     });
 

@@ -27,15 +27,19 @@ export function createGuestHostApi(kit: GuestKit): GuestHostApi {
   const queue = (task: () => void) => {
     apply(then, resolved, [task]);
   };
-  const report = (op: string, a: number | boolean, value: unknown) => {
-    let payload: string;
-    try {
-      payload = kit.encode(value, op !== "result.ok");
-    } catch (error) {
-      op = op === "loaded.ok" ? "loaded.error" : "result.error";
-      payload = kit.encode(error, true);
+  // `<what>.ok` with the value's text; `<what>.error` with a thrown value's, or `<what>.raised`
+  // when the sandbox itself raised it (the host keeps its code as its own).
+  const report = (what: "loaded" | "result", a: number | boolean, ok: boolean, value: unknown) => {
+    if (ok) {
+      try {
+        kit.call(`${what}.ok`, a, kit.copyOut(value, what === "result" ? "result" : "exports"));
+        return;
+      } catch (error) {
+        value = error;
+      }
     }
-    kit.call(op, a, payload);
+    const { text, raised } = kit.thrownOut(value);
+    kit.call(raised ? `${what}.raised` : `${what}.error`, a, text);
   };
   let namespace: Record<string, unknown> = {};
 
@@ -52,11 +56,11 @@ export function createGuestHostApi(kit: GuestKit): GuestHostApi {
     queueLoaded(ok, error) {
       queue(() => {
         if (!ok) {
-          report("loaded.error", false, error);
+          report("loaded", false, false, error);
           return;
         }
         const names = Object.keys(namespace).filter((name) => typeof namespace[name] === "function");
-        report("loaded.ok", true, names);
+        report("loaded", true, true, names);
       });
     },
     queueCall(id, name, payload) {
@@ -64,8 +68,9 @@ export function createGuestHostApi(kit: GuestKit): GuestHostApi {
         const fn = namespace[name];
         if (typeof fn !== "function") {
           report(
-            "result.error",
+            "result",
             id,
+            false,
             kit.makeError(
               "SAND_VM_EXPORT_NOT_FOUND",
               `the plugin has no function export ${JSON.stringify(name)}`,
@@ -76,8 +81,8 @@ export function createGuestHostApi(kit: GuestKit): GuestHostApi {
         new Promise((resolve) =>
           resolve(apply(fn as (...args: unknown[]) => unknown, undefined, kit.decode(payload) as unknown[])),
         ).then(
-          (value) => report("result.ok", id, value),
-          (error: unknown) => report("result.error", id, error),
+          (value) => report("result", id, true, value),
+          (error: unknown) => report("result", id, false, error),
         );
       });
     },

@@ -1,4 +1,4 @@
-import type { CallerPosition } from "../kit.js";
+import type { CallerPosition, ErrorRecord, NotTransferableRecord } from "../kit.js";
 import type { GuestHostApi } from "./guest-host-api.js";
 
 /**
@@ -70,18 +70,26 @@ export interface GuestKit {
   isSandboxRaised(value: unknown): boolean;
   /** A guest `ToolError` (`name`, `tool`, `message`; `code` only for a sandbox refusal). */
   makeToolError(tool: string, message: string, code?: string): Error;
-  // guest-codec
-  encode(value: unknown, lenient?: boolean): string;
+  // the kernel's codec (installCodec)
+  encode(value: unknown, root: string, maxBytes: number): string;
   decode(text: string): unknown;
+  isNotTransferable(value: unknown): value is NotTransferableRecord;
+  // guest-codec
+  /** The text of a value leaving the plugin; throws a guest `DataCloneError` when it cannot cross. */
+  copyOut(value: unknown, root: string): string;
+  /** The text of a thrown value, which always crosses; `raised` when the sandbox itself raised it. */
+  thrownOut(value: unknown): { text: string; raised: boolean };
   toBase64(bytes: Uint8Array): string;
   fromBase64(text: string): Uint8Array;
   toBytes(value: unknown, what: string): Uint8Array;
   // the kernel's inspect part
+  inspect(value: unknown): string;
   format(args: readonly unknown[], depth?: number, maxChars?: number): string;
   // guest-text
   utf8Encode(text: string): Uint8Array;
   utf8Decode(bytes: Uint8Array): string;
   // the kernel's errors part
+  describeError(value: unknown): ErrorRecord;
   callerPosition(callee: (...args: never[]) => unknown): CallerPosition | null;
   // guest-dynamic-code
   registerSource(identifier: string, source: string): void;

@@ -1,3 +1,4 @@
+import { installCodec } from "../codec/install-codec.js";
 import type { KernelPart } from "../create-kernel.js";
 import { installErrors } from "../parts/install-errors.js";
 import { installInspect } from "../parts/install-inspect.js";
@@ -23,6 +24,7 @@ export const PLUGIN_PARTS: readonly KernelPart[] = Object.freeze([
   installGuestKit,
   installGuestErrors,
   installErrors,
+  installCodec,
   installGuestCodec,
   installInspect,
   installGuestText,
