@@ -62,6 +62,30 @@ describe("values the plugin throws cannot crash or confuse the host", () => {
   }
 });
 
+describe("thrown values that cannot cross whole still reach the host", () => {
+  it("an error with a function in an own key crosses without it, and copyIssue says so; a thrown function as its text", async () => {
+    const sandbox = await start({
+      "plugin.mjs": `
+        export function withFn() { const e = new Error("has fn"); e.code = "E_RETRY"; e.retry = () => 1; throw e; }
+        export function fn() { throw function named() {}; }`,
+    });
+    const withFn = (await sandbox.call("withFn").catch((e: unknown) => e)) as {
+      code: string;
+      message: string;
+      cause: object;
+    };
+    expect({ code: withFn.code, message: withFn.message, cause: { ...withFn.cause } }).toEqual({
+      code: "SAND_VM_PLUGIN_THREW",
+      message: expect.stringContaining('plugin export "withFn" threw Error: has fn'),
+      cause: { code: "E_RETRY", copyIssue: "thrown.retry (function) could not be copied out of the sandbox" },
+    });
+    await expect(sandbox.call("fn")).rejects.toMatchObject({
+      code: "SAND_VM_PLUGIN_THREW",
+      details: { value: "'[Function: named]'" },
+    });
+  });
+});
+
 describe("values nested deeper than the host's stack", () => {
   const NEST = "let v = 1; for (let i = 0; i < 5000; i++) v = [v];";
 

@@ -10,7 +10,8 @@ import type { GuestKit } from "./guest-kit.js";
  *   `DataCloneError` with code `SAND_VM_DATA_CLONE_FAILED` naming where it is.
  * - `kit.thrownOut(value)`: the text of a value the plugin threw, which always crosses: when it
  *   cannot cross whole, an error crosses as its name, message, stack and code (its other keys and
- *   its `cause` are dropped and `copyIssue` says why), and anything else as its inspected text.
+ *   its `cause` are dropped and `copyIssue` says why), and anything else as its text (as
+ *   `console.log` would print it, cut at the copy limit).
  * - base64 for the host bridge's byte operations, `toBytes`, and `structuredClone`
  *   (`decode(copyOut(value))`: the platform's rules, prototypes dropped, a disguised built-in
  *   copied as the plain object it claims to be).
@@ -136,7 +137,8 @@ export function installGuestCodec(kit: GuestKit): void {
           typeof value === "object" &&
           value !== null &&
           apply(objectToString, value, []) === "[object Error]";
-        const stand = isError ? substitute(value, why) : kit.inspect(value);
+        // Anything else crosses as its text, bounded like a console line.
+        const stand = isError ? substitute(value, why) : kit.format([value], 2, maxBytes / 2);
         return { text: kit.encode(stand, "thrown", maxBytes), raised };
       } catch {
         const failure = cloneError("a value the plugin threw");
