@@ -15,6 +15,8 @@ export interface WorkerInit {
   memoryLimitBytes: number;
   /** Largest result payload of one call, in bytes (codec text × 2); null: no limit. */
   maxOutputBytes: number | null;
+  /** V8's code cache of the kernel's plugin script, made on the main thread (see `plugin-script.ts`). */
+  kernelCache: Uint8Array;
 }
 
 /** A host-side failure described as data. */

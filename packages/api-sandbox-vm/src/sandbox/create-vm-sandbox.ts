@@ -10,6 +10,7 @@ import {
 } from "@suaveplan/sandbox-core/worker-memory";
 import type { ToolCallRecord } from "@suaveplan/sandbox-tools";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
+import { pluginScriptCache } from "../internal/plugin-script.js";
 import type { FromWorker, ToWorker, WorkerInit } from "../internal/protocol.js";
 import {
   type DecodedGuestError,
@@ -605,6 +606,7 @@ export async function createVmSandbox(options: VmSandboxOptions): Promise<VmSand
     tools: [...tools.names],
     maxOutputBytes: resolved.maxOutputBytes ?? null,
     memoryLimitBytes: resolved.memoryLimitMb * 1024 * 1024,
+    kernelCache: pluginScriptCache(),
   };
   const worker = new Worker(vmWorkerUrl(), {
     workerData: init,

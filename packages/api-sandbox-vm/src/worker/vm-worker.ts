@@ -7,8 +7,8 @@ import { types } from "node:util";
 import { type Context, constants, createContext, Script, SourceTextModule } from "node:vm";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import type { GuestHostApi } from "@suaveplan/sandbox-kernel";
-import { PLUGIN_KERNEL_SOURCE } from "@suaveplan/sandbox-kernel/sources/plugin";
 import { SAND_VM_CODES, type SandVmCode, VmSandboxError } from "../errors/sand-vm-codes.js";
+import { PLUGIN_SCRIPT, PLUGIN_SCRIPT_FILENAME } from "../internal/plugin-script.js";
 import type { FromWorker, ToWorker, WireError, WorkerInit } from "../internal/protocol.js";
 import { threadMemoryBytes } from "../internal/worker-memory.js";
 import { PluginModuleLoader } from "../module-loader/plugin-module-loader.js";
@@ -216,8 +216,9 @@ async function main(): Promise<void> {
   // The kernel's `plugin` profile: its script evaluates to `install(bridge, configJson)`, which
   // installs the FrozenGlobals, the capability stubs and the dynamic-code guards, locks the realm
   // down, and returns the guest functions the host keeps.
-  const install = new Script(`"use strict";\n(function () {\n${PLUGIN_KERNEL_SOURCE}})().install;\n`, {
-    filename: "sandbox:/bootstrap",
+  const install = new Script(PLUGIN_SCRIPT, {
+    filename: PLUGIN_SCRIPT_FILENAME,
+    cachedData: init.kernelCache,
   }).runInContext(context);
   const config = JSON.stringify({
     capabilities: init.capabilities,
