@@ -65,12 +65,15 @@ describe("host codec (the kernel's, worded for the plugin host)", () => {
     expect(() => decodeGuestValue('["?"]')).toThrow(
       expect.objectContaining({
         code: "SAND_VM_DATA_CLONE_FAILED",
-        message: expect.stringContaining("could not be copied to the host (malformed)"),
+        message: expect.stringContaining("could not be copied to the host (unknown tag or wrong arity)"),
       }),
     );
     const deep = `${'["a",['.repeat(1500)}1${"]]".repeat(1500)}`;
     expect(() => decodeGuestValue(deep)).toThrow(
-      expect.objectContaining({ message: expect.stringContaining("(nested too deeply)") }),
+      expect.objectContaining({
+        message: expect.stringContaining("(nested deeper than 1000 levels)"),
+        details: { reason: "nested deeper than 1000 levels" },
+      }),
     );
   });
 });

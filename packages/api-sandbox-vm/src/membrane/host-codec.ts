@@ -49,10 +49,13 @@ export function decodeGuestValue(text: string, raised = false): unknown {
   try {
     value = fromGuest.decode(text);
   } catch (error) {
-    const why = error instanceof Error && /deeper/.test(error.message) ? "nested too deeply" : "malformed";
+    // The kernel's decode says why in `reason` (`nested deeper than 1000 levels`, `bad base64` …).
+    const reason = (error as { reason?: unknown } | null)?.reason;
+    const why = typeof reason === "string" ? reason : "malformed";
     throw new VmSandboxError(
       SAND_VM_CODES.DATA_CLONE_FAILED,
       `a value from the sandbox could not be copied to the host (${why})`,
+      { details: { reason: why } },
     );
   }
   if (raised && value instanceof Error) Object.defineProperty(value, SANDBOX_RAISED, { value: true });

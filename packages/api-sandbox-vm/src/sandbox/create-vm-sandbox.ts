@@ -81,7 +81,8 @@ const CAPABILITIES: VmSandboxCapabilities = Object.freeze({
 });
 const LOG_LEVELS = new Set<string>(["log", "info", "warn", "error", "debug"]);
 const SAND_VM_CODE_SET = new Set<string>(Object.values(SAND_VM_CODES));
-const WORKER_FLAGS = ["--experimental-vm-modules", "--disable-warning=ExperimentalWarning"];
+/** Node flags of every plugin worker (exported for the code-cache test). */
+export const WORKER_FLAGS = ["--experimental-vm-modules", "--disable-warning=ExperimentalWarning"];
 
 interface PendingCall {
   name: string;

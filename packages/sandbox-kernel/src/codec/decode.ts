@@ -306,7 +306,9 @@ export function makeDecode(I: Intrinsics, K: Kinds, B: Base64) {
       return node(tree, 0);
     } catch (caught) {
       const reason = caught === MALFORMED ? malformedReason : "could not be rebuilt";
-      throw new TypeErrorCtor(`decode: malformed codec text (${reason})`);
+      const error = new TypeErrorCtor(`decode: malformed codec text (${reason})`);
+      defineProperty(error, "reason", { value: reason, configurable: true, writable: true });
+      throw error;
     } finally {
       descriptor.value = undefined;
     }

@@ -558,7 +558,9 @@ describe("installCodec", () => {
     it("says why", () => {
       expect(thrown(() => host.decode(deep))).toMatchObject({
         message: "decode: malformed codec text (nested deeper than 1000 levels)",
+        reason: "nested deeper than 1000 levels",
       });
+      expect(thrown(() => host.decode('["B","A"]'))).toMatchObject({ reason: "bad base64" });
       const atTheLimit = `${'["a",['.repeat(1000)}${"]]".repeat(1000)}`;
       expect(host.encode(host.decode(atTheLimit), "result", MB)).toBe(atTheLimit);
     });

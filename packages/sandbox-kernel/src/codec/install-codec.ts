@@ -74,8 +74,9 @@ import { makePaths } from "./paths.js";
  * A throw from a getter or a Proxy trap propagates unchanged (it is the guest's own error).
  *
  * `decode` throws a TypeError for text that is not codec text (bad JSON, unknown tags, wrong
- * arity, bad references or base64, nesting deeper than 1000 levels); it runs no code of the
- * value's author.
+ * arity, bad references or base64, nesting deeper than 1000 levels), whose own `reason` property
+ * says which (`nested deeper than 1000 levels`, `bad base64`, …); it runs no code of the value's
+ * author.
  *
  * The codec is written as several files (`./`), each a factory over what the earlier ones made:
  * the intrinsics (captured at install), then kinds, base64, paths, encode and decode. The
