@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { expect } from "vitest";
 import { SANDBOX_CODES } from "../error-codes/sandbox-codes.js";
 import { truncationSentinel } from "../resource-limiter/output-budget.js";
@@ -762,6 +763,44 @@ export const CONFORMANCE_CHECKS: readonly ConformanceCheck[] = Object.freeze([
       });
       expect(empty.logs.length).toBeLessThanOrEqual(budget + 1);
       expect(empty.logs.at(-1)).toEqual({ level: "warn", message: truncationSentinel(budget) });
+    },
+  },
+  {
+    group: "console",
+    name: "formats a console line only to about the output budget, and a line that fits whole",
+    async run(env) {
+      const engine = await env.engine({ maxOutputSize: 1024 });
+      // Each of 1e5 values is a Proxy that counts how often `console.log` looks at it: past the
+      // budget the line stops listing entries, so it formats a few hundred of them (every one
+      // before the budget existed).
+      const huge = await engine.execute(`
+        let looked = 0;
+        const counting = { getPrototypeOf(t) { looked++; return Reflect.getPrototypeOf(t); } };
+        const target = {};
+        for (let i = 0; i < 1e5; i++) target["k" + i] = new Proxy({}, counting);
+        console.log(target);
+        looked`);
+      expect({ success: huge.success, last: huge.logs.at(-1) }).toEqual({
+        success: true,
+        last: { level: "warn", message: truncationSentinel(1024) },
+      });
+      expect(huge.result).toBeLessThan(5000);
+      // Nested three deep (console.log's depth) and just under the budget: printed whole.
+      const nested = await engine.execute(`
+        const value = {};
+        for (let a = 0; a < 4; a++) {
+          const level = (value["a" + a] = {});
+          for (let b = 0; b < 4; b++) level["b" + b] = { c0: "x".repeat(8), c1: [1, 2, 3], c2: { d: 1 } };
+        }
+        console.log(value);
+        JSON.stringify(value)`);
+      const text = inspect(JSON.parse(String(nested.result)));
+      expect(Buffer.byteLength(text)).toBeGreaterThan(900);
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1024);
+      expect({ success: nested.success, logs: nested.logs }).toEqual({
+        success: true,
+        logs: [{ level: "log", message: text }],
+      });
     },
   },
   {

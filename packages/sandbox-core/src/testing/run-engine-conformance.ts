@@ -65,7 +65,8 @@ export type MakeEngine = (limits?: Partial<EngineLimits>) => SandboxEngine | Pro
  *   counts the array buffers a run holds where it counts them.
  * - Console `log/info/warn/error/debug` are captured with their level, in
  *   order, arguments joined by spaces, cut at `maxOutputSize` bytes with a
- *   `warn` entry `[output truncated at N bytes]` (see `LogCollector`); every
+ *   `warn` entry `[output truncated at N bytes]` (see `LogCollector`); one
+ *   line stops formatting entries near 8 × `maxOutputSize` characters; every
  *   entry reaches `options.onLog` before `execute` resolves, while the guest
  *   runs where `streamsLogs`.
  * - Concurrent executions keep their own results, logs and contexts;

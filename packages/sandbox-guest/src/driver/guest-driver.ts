@@ -4,6 +4,15 @@ import type { ErrorRecord, KernelBridge } from "@suaveplan/sandbox-kernel";
 import type { CallReply, GuestCall, GuestOutcome } from "../protocol/protocol.js";
 import { LOG_LEVELS } from "../protocol/protocol.js";
 
+/**
+ * A console line stops listing entries past about `maxOutputSize × this` characters (the kernel's
+ * `format` budget), so one `console.log` of a huge object cannot spend the execution's time and
+ * memory on text the output budget would cut anyway. `format` counts nested entries at every
+ * level (an overcount, up to about 6× at `%o`'s depth 4), so a line that fits `maxOutputSize`
+ * whole is never shortened.
+ */
+const LOG_FORMAT_OVERCOUNT = 8;
+
 /** How one entry into the realm went. Anything but `ok` ends the execution with `outcome`. */
 export type RealmStatus = { ok: true } | { ok: false; outcome: GuestOutcome };
 
@@ -307,6 +316,7 @@ export class GuestDriver {
     const runConfig = JSON.stringify({
       maxResultBytes: this.plan.maxResultBytes,
       maxCallBytes: this.plan.maxCallBytes,
+      maxLogChars: this.plan.maxOutputSize * LOG_FORMAT_OVERCOUNT,
       ...(this.plan.shift === undefined ? {} : { shift: this.plan.shift }),
       ...(this.plan.tools === undefined || this.plan.tools.length === 0 ? {} : { tools: this.plan.tools }),
     });

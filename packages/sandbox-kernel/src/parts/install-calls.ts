@@ -146,6 +146,8 @@ export interface RunConfig {
   maxResultBytes: number;
   /** Largest payload of one guest→host call, in bytes. */
   maxCallBytes: number;
+  /** Past about this many characters a console line stops listing entries (`format`'s budget); no bound when absent. */
+  maxLogChars?: number;
   /** Names of the host functions the guest may call as `tools.<name>(input)`; none when absent. */
   tools?: string[];
   /** How the async wrapper moved positions in the guest code (sandbox-core's `WrapShift`). */

@@ -1,11 +1,12 @@
 import type { KernelKit } from "../kit.js";
+import type { CallsKit } from "./install-calls.js";
 
 /**
  * GUEST REALM. `console` with `log`, `info`, `warn`, `error`, `debug` and
  * `trace` (reported as `debug`, without a stack). Arguments are formatted in
  * the guest realm by `kit.format` (util.format rules) and sent as one line of
- * text; once the host says the output budget is spent, later calls format
- * nothing.
+ * text, cut near `runConfig.maxLogChars` characters (see `format`); once the
+ * host says the output budget is spent, later calls format nothing.
  */
 export function installConsole(kit: KernelKit): void {
   const freeze = Object.freeze;
@@ -16,7 +17,7 @@ export function installConsole(kit: KernelKit): void {
     if (!open) return;
     let text: string;
     try {
-      text = kit.format(args);
+      text = kit.format(args, undefined, (kit as KernelKit & Partial<CallsKit>).runConfig?.maxLogChars);
     } catch {
       text = "[console arguments could not be formatted]";
     }
