@@ -17,8 +17,11 @@ import { installGuestUrl } from "../plugin/guest-url.js";
  * The `plugin` profile's parts, in install order: the guest runtime of the plugin host
  * (`@suaveplan/api-sandbox-vm`), a long-lived module host that takes many calls rather than one
  * execution. Bundled into its own file (`@suaveplan/sandbox-kernel/sources/plugin`), so the
- * script every engine imports does not carry it. Its parts are still the plugin host's own
- * (`src/plugin/`); they move onto the shared ones (codec, inspect, console, calls) one at a time.
+ * script every engine imports does not carry it. Stacks, the value codec and console formatting
+ * are the shared parts (`installErrors`, `installCodec`, `installInspect`); the rest
+ * (`src/plugin/`) is the plugin host's own: the FrozenGlobals and lockdown, its web globals
+ * (Node's `TextEncoder`/`URL` behaviour, `crypto.subtle.digest`), the capability stubs with their
+ * host-issued request ids and coded errors, the dynamic-code guards and the host API.
  */
 export const PLUGIN_PARTS: readonly KernelPart[] = Object.freeze([
   installGuestKit,
