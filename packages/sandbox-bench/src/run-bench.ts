@@ -3,6 +3,7 @@ import { formatBurstTable, runBurstBench } from "./burst-bench.js";
 import { formatCeilingTable, runCeilingBench } from "./ceiling-bench.js";
 import { formatDataPathTable, runDataPathBench } from "./data-path-bench.js";
 import { formatBenchTable, makeBenchEngine, runEngineBench } from "./engine-bench.js";
+import { formatFacadeTable, runFacadeBench } from "./facade-bench.js";
 import { createProgress } from "./internal/progress.js";
 import { formatMemoryTable, runMemoryBench } from "./memory-bench.js";
 import { formatReuseTable, runReuseBench } from "./reuse-bench.js";
@@ -22,15 +23,15 @@ export interface BenchOutcome {
 
 /**
  * Measure every engine against its raw primitive in the same run and print the
- * tables: W1 per engine, bursts, tool calls, the data path (W2), resident
+ * tables: W1 per engine, what `createSandbox` adds to it, bursts, tool calls, the data path (W2), resident
  * memory, the worker reuse tier and the ceilings. Takes minutes; measures
  * isolated-vm in this process, so Node must run with `--no-node-snapshot`
  * (Node 20+). What `suaveplan-sandbox bench` and this package's `bench` script run.
  */
 export async function runBench(input: BenchOptionsInput, io: BenchIo): Promise<BenchOutcome> {
   const options = BenchOptionsSchema.parse(input);
-  // 5 engines (W1), 2 burst rows, 5 tool-call rows, 3 data-path rows (W2), 2 memory rows, 1 reuse row, the ceilings.
-  const step = createProgress(19, (line) => io.stderr(line));
+  // 5 engines (W1), 3 facade rows, 2 burst rows, 5 tool-call rows, 3 data-path rows (W2), 2 memory rows, 1 reuse row, the ceilings.
+  const step = createProgress(22, (line) => io.stderr(line));
   const skippedNote = (row: { skipped?: string | undefined }) =>
     row.skipped ? ` (skipped: ${row.skipped})` : "";
   io.stderr(
@@ -39,6 +40,13 @@ export async function runBench(input: BenchOptionsInput, io: BenchIo): Promise<B
   const rows = await runEngineBench({
     iterations: options.iterations,
     onRow: (row) => step(`${row.engine} W1${skippedNote(row)}`),
+  });
+  io.stderr(
+    'Benchmarking what createSandbox adds to execute("2 + 3") over the engine alone (vm, isolate, quickjs; 20 ms idle gaps)…\n',
+  );
+  const facadeRows = await runFacadeBench({
+    iterations: options.iterations,
+    onRow: (row) => step(`${row.engine} createSandbox${skippedNote(row)}`),
   });
   io.stderr(
     "Benchmarking bursts of 4 concurrent calls after an idle spell (worker, spawn): spares following demand, one spare, cold starts…\n",
@@ -78,11 +86,13 @@ export async function runBench(input: BenchOptionsInput, io: BenchIo): Promise<B
   step("ceilings");
   io.stdout(
     options.json
-      ? `${JSON.stringify({ execute: rows, bursts: burstRows, toolCalls: toolRows, dataPath: dataRows, memory: memoryRows, reuse: reuseRows, ceilings: ceilingRows }, null, 2)}\n`
-      : `${[formatBenchTable(rows), formatBurstTable(burstRows), formatToolCallTable(toolRows), formatDataPathTable(dataRows), formatMemoryTable(memoryRows), formatReuseTable(reuseRows), formatCeilingTable(ceilingRows)].join("\n\n")}\n`,
+      ? `${JSON.stringify({ execute: rows, facade: facadeRows, bursts: burstRows, toolCalls: toolRows, dataPath: dataRows, memory: memoryRows, reuse: reuseRows, ceilings: ceilingRows }, null, 2)}\n`
+      : `${[formatBenchTable(rows), formatFacadeTable(facadeRows), formatBurstTable(burstRows), formatToolCallTable(toolRows), formatDataPathTable(dataRows), formatMemoryTable(memoryRows), formatReuseTable(reuseRows), formatCeilingTable(ceilingRows)].join("\n\n")}\n`,
   );
   // The reuse row needs piscina, a dev dependency: without it the row says so and the bench still passes.
   return {
-    complete: ![...rows, ...burstRows, ...toolRows, ...dataRows, ...memoryRows].some((r) => r.skipped),
+    complete: ![...rows, ...facadeRows, ...burstRows, ...toolRows, ...dataRows, ...memoryRows].some(
+      (r) => r.skipped,
+    ),
   };
 }
